@@ -1,0 +1,166 @@
+#pragma once
+// The filter interface and registry. A filter is one filters/X.cpp (parameter table, host
+// reference, kernel binding), one kernels/X.cl, and one TANDEM_REGISTER_FILTER line.
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <CL/opencl.hpp>
+
+#include "tandem/frame.hpp"
+#include "tandem/params.hpp"
+
+namespace tandem {
+
+class Device;
+class ProgramCache;
+namespace detail {
+class Workspace;
+}
+
+/// Rows [first_row, first_row + rows) of a frame held in a device buffer; row r of the frame is
+/// at byte (r - first_row) * pitch of `buffer`. Kernels take these four numbers as arguments.
+struct DeviceImage {
+  cl::Buffer buffer;
+  PixelFormat format = PixelFormat::rgba8;
+  int width = 0;
+  int first_row = 0;
+  int rows = 0;
+  std::size_t pitch = 0;  ///< bytes
+
+  /// Pitch in elements of the kernel's pointer type (uchar for rgba8, float for rgba32f): what
+  /// kernels take as their pitch argument.
+  int pitch_elements() const {
+    return static_cast<int>(format == PixelFormat::rgba8 ? pitch : pitch / sizeof(float));
+  }
+};
+
+/// Where and what one device computes for one band of a frame: output rows [y0, y1).
+class BandContext {
+ public:
+  BandContext(Device& device, detail::Workspace& workspace, ProgramCache& programs,
+              int frame_width, int frame_height, int y0, int y1, std::vector<cl::Event>& events);
+
+  Device& device() { return device_; }
+  cl::CommandQueue& queue();
+  int frame_width() const { return frame_width_; }
+  int frame_height() const { return frame_height_; }
+  int y0() const { return y0_; }
+  int y1() const { return y1_; }
+
+  /// The program built from the embedded sources `sources` (concatenated, "tandem.clh" first)
+  /// with `options`, for this device; from the in-memory or on-disk cache when possible.
+  /// `generated` is appended last (the executor's fused kernels).
+  cl::Program program(std::span<const std::string> sources, const std::string& options,
+                      const std::string& generated = {});
+  /// A kernel of `program`, created once per device and reused.
+  cl::Kernel kernel(const cl::Program& program, const std::string& name);
+  /// A scratch image for `rows` rows starting at frame row `first_row`; `slot` tells apart the
+  /// scratch images one filter needs at once. Kept between frames.
+  DeviceImage scratch(const void* owner, int slot, PixelFormat format, int first_row, int rows);
+  /// Enqueues `kernel` over (groups of `x_items` along rows, `rows`) and records its event.
+  void enqueue(cl::Kernel& kernel, std::size_t x_items, std::size_t rows,
+               const std::string& what);
+
+ private:
+  Device& device_;
+  detail::Workspace& workspace_;
+  ProgramCache& programs_;
+  int frame_width_, frame_height_, y0_, y1_;
+  std::vector<cl::Event>& events_;
+};
+
+/// One step of a fused point-wise kernel: an OpenCL function from an embedded source,
+///   float4 FUNCTION(float4 px, float16 p)              (one input)
+///   float4 FUNCTION(float4 a, float4 b, float16 p)     (two inputs)
+/// where pixels are normalised (8-bit values / 255, float values as stored) and p holds args.
+/// A stage with an empty function is the identity (split): the executor passes its input on
+/// without running anything.
+struct PointwiseStage {
+  std::string source;    ///< embedded source name, "saturation.cl"
+  std::string function;  ///< "tandem_saturation"
+  std::vector<float> args;  ///< at most 16
+  std::vector<std::string> defines;  ///< extra -D options this stage needs
+};
+
+/// Statistics of a whole frame, for filters that adapt to the picture (tonemap).
+struct FrameStats {
+  double log_average = 0;  ///< exp(mean(ln(1e-4 + L))) of linear luminance L
+  double maximum = 0;      ///< largest L
+};
+
+/// A configured filter: parameters applied, ready to run on bands or on the host.
+class Filter {
+ public:
+  virtual ~Filter() = default;
+
+  /// Output pixel format given the input formats; throws Error for unsupported inputs.
+  virtual PixelFormat output_format(std::span<const PixelFormat> inputs) const;
+  /// True when the filter needs statistics of the whole frame (tonemap's log-average). The
+  /// executor then reduces each band's input rows with enqueue_stats(), combines the bands and
+  /// calls set_frame_stats(): a still image gets its own statistics (a pre-pass), a video the
+  /// previous frames' statistics smoothed over time, so the picture does not flicker.
+  virtual bool needs_frame_stats() const { return false; }
+  /// Enqueues the reduction of input rows [ctx.y0(), ctx.y1()) into `rows_out`: one float2 per
+  /// row, (sum over the row of ln(1e-4 + L), max of L).
+  virtual void enqueue_stats(BandContext& ctx, const DeviceImage& input,
+                             const cl::Buffer& rows_out) const;
+  /// The statistics the next frame uses.
+  virtual void set_frame_stats(const FrameStats& stats) { (void)stats; }
+  /// What enqueue_stats() and the combination compute, over a whole host frame.
+  virtual FrameStats reference_stats(const Frame& input) const;
+  /// Rows of context needed above and below each output row.
+  virtual int halo() const { return 0; }
+  /// Point-wise filters return their stage; stencils return nothing and implement enqueue().
+  virtual const PointwiseStage* pointwise() const { return nullptr; }
+  /// Enqueues this filter for output rows [ctx.y0(), ctx.y1()) into `output`.
+  virtual void enqueue(BandContext& ctx, std::span<const DeviceImage> inputs,
+                       const DeviceImage& output) const;
+  /// The host reference (plain C++, TBB-parallel) over whole frames.
+  virtual void reference(std::span<const Frame* const> inputs, Frame& output) const = 0;
+};
+
+/// A registered filter: its name, table, pads and factory.
+struct FilterSpec {
+  std::string name;
+  std::string help;
+  std::vector<ParamSpec> params;
+  int inputs = 1;
+  int outputs = 1;
+  std::function<std::unique_ptr<Filter>(const Params&)> make;
+};
+
+/// All registered filters by name.
+class FilterRegistry {
+ public:
+  static FilterRegistry& instance();
+  /// Adds a filter; throws Error if the name is taken.
+  void add(FilterSpec spec);
+  /// nullptr when there is no such filter.
+  const FilterSpec* find(std::string_view name) const;
+  /// Throws Error naming the closest known filter when there is no such filter.
+  const FilterSpec& get(std::string_view name) const;
+  std::vector<const FilterSpec*> all() const;
+  /// The registered name closest to `name` by edit distance, empty when none is close.
+  std::string closest(std::string_view name) const;
+
+ private:
+  std::map<std::string, FilterSpec, std::less<>> specs_;
+};
+
+namespace detail {
+struct FilterRegistration {
+  explicit FilterRegistration(FilterSpec (*describe)());
+};
+}  // namespace detail
+
+}  // namespace tandem
+
+/// Registers the FilterSpec returned by `describe` (a function) when the library loads.
+#define TANDEM_REGISTER_FILTER(describe)                                                 \
+  [[maybe_unused]] static const ::tandem::detail::FilterRegistration tandem_registration_## \
+      describe{describe}

@@ -1,0 +1,71 @@
+#pragma once
+// Runs a graph on frames, every frame cut into one band of rows per device: each device runs
+// the whole graph on its band (with the halo rows the graph needs) and writes its own
+// sub-buffer of the output; all queues are flushed, then the host waits once per frame.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tandem/device.hpp"
+#include "tandem/frame.hpp"
+#include "tandem/graph.hpp"
+#include "tandem/split_policy.hpp"
+
+namespace tandem {
+
+struct PipelineOptions {
+  /// "adaptive", "static:F1,F2,...", "single" (see make_split_policy).
+  std::string split = "adaptive";
+  /// Fuse chains of point-wise filters into one kernel (false runs each as its own pass; the
+  /// output is the same).
+  bool fuse = true;
+  /// Remember learned split ratios in the cache directory and start from them next time.
+  bool persist_split = true;
+};
+
+/// What one device did over a run.
+struct DeviceReport {
+  std::string id;
+  std::string name;
+  DeviceType type = DeviceType::other;
+  double share = 0;    ///< mean fraction of rows over the frames run
+  double busy_ms = 0;  ///< total busy time (kernels and its own transfers)
+  bool failed = false;
+};
+
+/// What a run did: per-device shares and times, the split of every frame, fallbacks.
+struct RunReport {
+  int frames = 0;
+  double wall_ms = 0;
+  std::vector<DeviceReport> devices;
+  std::vector<std::vector<double>> split_trace;  ///< per frame, fraction of rows per device
+  std::vector<std::string> fallbacks;            ///< one line per device taken out of the split
+  /// The report as a JSON document.
+  std::string to_json() const;
+};
+
+class Pipeline {
+ public:
+  Pipeline(DeviceSet& devices, Graph graph, PipelineOptions options = {});
+  ~Pipeline();
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  /// Output format for frames of `input` format; throws Error if the graph refuses it.
+  PixelFormat output_format(PixelFormat input) const;
+  /// A frame whose pitch suits every device of this pipeline (use it for inputs and outputs).
+  Frame make_frame(int width, int height, PixelFormat format) const;
+  /// Runs the graph on `input` into `output`, which must have the input's size and
+  /// output_format(); frames of any pitch work, aligned ones without a copy.
+  void process(const Frame& input, Frame& output);
+
+  const RunReport& report() const;
+  const Graph& graph() const;
+  DeviceSet& devices();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tandem

@@ -1,0 +1,61 @@
+#pragma once
+// How a frame's rows are shared among devices, and how the shares learn from device timings.
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tandem {
+
+/// What one device did on one frame.
+struct BandTiming {
+  int rows = 0;    ///< output rows it computed (0 when it sat out)
+  double ms = 0;   ///< its busy time: kernels plus its own transfers, from profiling events
+  bool ok = true;  ///< false when the device failed on this frame
+};
+
+/// Decides each frame's fractions of rows per device.
+class SplitPolicy {
+ public:
+  virtual ~SplitPolicy() = default;
+  /// Fractions for the next frame, one per device, summing to 1 (0: the device sits out). The
+  /// same until the next observe() or remove(), however often it is asked. Throws Error once
+  /// every device has been removed.
+  virtual std::vector<double> fractions() = 0;
+  /// The timings of the frame just run, in device order (one per device).
+  virtual void observe(std::span<const BandTiming> timings) { (void)timings; }
+  /// Device `i` failed for good: it gets no rows from now on, the others share its rows.
+  virtual void remove(std::size_t i) = 0;
+  /// "adaptive", "static:0.3,0.7", "single".
+  virtual std::string name() const = 0;
+  /// What the policy has learned, to persist and pass back to make_adaptive_policy on a later run
+  /// with the same devices, graph and frame size: one fraction per device. Empty when the policy
+  /// learns nothing.
+  virtual std::vector<double> state() const { return {}; }
+};
+
+/// Makes the policy named by `spec` for `devices` devices; throws Error on a malformed spec.
+///  - "adaptive" (or ""): learns each device's speed and overhead from the timings, see below;
+///  - "static:F1,...,Fn": fixed fractions, one per device, normalised when they do not sum to 1;
+///  - "single": every row to device 0 (to the first device left, once it is removed).
+std::unique_ptr<SplitPolicy> make_split_policy(std::string_view spec, std::size_t devices);
+
+/// The adaptive policy. It models each device's time for a band as overhead + rows * cost,
+/// learnt from observe() (each device's first timed band is dropped as warm-up; outliers beyond
+/// 1.5x are dropped until three agree), and gives the devices the fractions that make them finish
+/// together; a device whose share would not pay for its overhead sits out and is probed now and
+/// then with a small share. It starts from `initial` (one fraction per device, normalised; 0: the
+/// device starts out of the split), or from an equal split when `initial` is empty; state()
+/// returns what it learned in the same form. Throws Error on a malformed `initial`.
+std::unique_ptr<SplitPolicy> make_adaptive_policy(std::size_t devices,
+                                                  std::vector<double> initial = {});
+
+/// Band boundaries (size n+1, from 0 to height) for `fractions` (normalised when they do not sum
+/// to 1), each band's height a multiple of `quantum` rows except the last non-empty band, which
+/// also takes the height % quantum rows left over. A fraction of 0 gives an empty band; every
+/// band is within one quantum of its exact share. Throws Error on a negative height, a quantum
+/// below 1, or fractions that are empty, negative, not finite or all zero.
+std::vector<int> band_boundaries(int height, std::span<const double> fractions, int quantum = 1);
+
+}  // namespace tandem

@@ -1,0 +1,8 @@
+#pragma once
+
+namespace tandem {
+
+/// The library's version, "MAJOR.MINOR.PATCH".
+const char* version();
+
+}  // namespace tandem

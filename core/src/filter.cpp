@@ -1,0 +1,193 @@
+#include "tandem/filter.hpp"
+
+#include <algorithm>
+
+#include "kernel_sources.hpp"
+#include "tandem/device.hpp"
+#include "tandem/error.hpp"
+#include "tandem/program_cache.hpp"
+#include "workspace.hpp"
+
+namespace tandem {
+namespace {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string device_options(const DeviceInfo& d) {
+  std::string options = "-cl-std=CL1.2";
+  options += d.type == DeviceType::gpu ? " -DTANDEM_GPU=1" : " -DTANDEM_CPU=1";
+  options += " -DTANDEM_VECTOR_WIDTH=" + std::to_string(std::max(1u, d.preferred_vector_width_char));
+  return options;
+}
+
+}  // namespace
+
+// ---- Filter defaults ----
+
+PixelFormat Filter::output_format(std::span<const PixelFormat> inputs) const {
+  for (auto f : inputs) {
+    if (f != inputs.front()) {
+      throw Error("inputs mix " + std::string(to_string(inputs.front())) + " and " +
+                  std::string(to_string(f)) + " frames");
+    }
+  }
+  return inputs.empty() ? PixelFormat::rgba8 : inputs.front();
+}
+
+void Filter::enqueue(BandContext&, std::span<const DeviceImage>, const DeviceImage&) const {
+  throw Error("this filter has no device implementation of its own (it is point-wise)");
+}
+
+void Filter::enqueue_stats(BandContext&, const DeviceImage&, const cl::Buffer&) const {
+  throw Error("this filter computes no frame statistics");
+}
+
+FrameStats Filter::reference_stats(const Frame&) const {
+  throw Error("this filter computes no frame statistics");
+}
+
+// ---- Registry ----
+
+FilterRegistry& FilterRegistry::instance() {
+  static FilterRegistry registry;
+  return registry;
+}
+
+void FilterRegistry::add(FilterSpec spec) {
+  if (spec.name.empty() || !spec.make) throw Error("a filter needs a name and a factory");
+  if (specs_.count(spec.name)) throw Error("a filter named '" + spec.name + "' already exists");
+  std::string name = spec.name;
+  specs_.emplace(std::move(name), std::move(spec));
+}
+
+const FilterSpec* FilterRegistry::find(std::string_view name) const {
+  auto it = specs_.find(name);
+  return it == specs_.end() ? nullptr : &it->second;
+}
+
+const FilterSpec& FilterRegistry::get(std::string_view name) const {
+  if (const FilterSpec* spec = find(name)) return *spec;
+  std::string message = "unknown filter '" + std::string(name) + "'";
+  if (const std::string close = closest(name); !close.empty()) {
+    message += " (did you mean '" + close + "'?)";
+  }
+  throw Error(message);
+}
+
+std::string FilterRegistry::closest(std::string_view name) const {
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(2, name.size() / 3) + 1;
+  for (const auto& [known, spec] : specs_) {
+    const std::size_t d = edit_distance(name, known);
+    if (d < best_distance) {
+      best_distance = d;
+      best = known;
+    }
+  }
+  return best;
+}
+
+std::vector<const FilterSpec*> FilterRegistry::all() const {
+  std::vector<const FilterSpec*> out;
+  for (const auto& [name, spec] : specs_) out.push_back(&spec);
+  return out;
+}
+
+detail::FilterRegistration::FilterRegistration(FilterSpec (*describe)()) {
+  FilterRegistry::instance().add(describe());
+}
+
+// ---- Band context ----
+
+BandContext::BandContext(Device& device, detail::Workspace& workspace, ProgramCache& programs,
+                         int frame_width, int frame_height, int y0, int y1,
+                         std::vector<cl::Event>& events)
+    : device_(device),
+      workspace_(workspace),
+      programs_(programs),
+      frame_width_(frame_width),
+      frame_height_(frame_height),
+      y0_(y0),
+      y1_(y1),
+      events_(events) {}
+
+cl::CommandQueue& BandContext::queue() { return device_.queue(); }
+
+cl::Program BandContext::program(std::span<const std::string> sources,
+                                 const std::string& options, const std::string& generated) {
+  std::string text(detail::find_kernel_source("tandem.clh").source);
+  std::string what;
+  for (const auto& name : sources) {
+    text += "\n";
+    text += detail::find_kernel_source(name).source;
+    what += (what.empty() ? "" : "+") + name;
+  }
+  text += "\n";
+  text += generated;
+  return programs_.get(device_, text, device_options(device_.info()) + " " + options, what);
+}
+
+cl::Kernel BandContext::kernel(const cl::Program& program, const std::string& name) {
+  return workspace_.kernel(program, name);
+}
+
+DeviceImage BandContext::scratch(const void* owner, int slot, PixelFormat format, int first_row,
+                                 int rows) {
+  DeviceImage image;
+  image.format = format;
+  image.width = frame_width_;
+  image.first_row = first_row;
+  image.rows = rows;
+  image.pitch = padded_pitch(frame_width_, format, kMinRowAlignment);
+  image.buffer = workspace_.buffer(device_.context(), owner, slot,
+                                   image.pitch * static_cast<std::size_t>(std::max(rows, 1)));
+  return image;
+}
+
+void BandContext::enqueue(cl::Kernel& kernel, std::size_t x_items, std::size_t rows,
+                          const std::string& what) {
+  if (x_items == 0 || rows == 0) return;
+  cl::Event event;
+  try {
+    device_.queue().enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(x_items, rows),
+                                         cl::NullRange, nullptr, &event);
+  } catch (const cl::Error& e) {
+    throw Error(e.err(), "clEnqueueNDRangeKernel", "running " + what + " on " +
+                                                       device_.info().name);
+  }
+  events_.push_back(event);
+}
+
+// ---- Workspace ----
+
+cl::Buffer detail::Workspace::buffer(const cl::Context& context, const void* owner, int slot,
+                                     std::size_t bytes) {
+  Scratch& s = scratch_[{owner, slot}];
+  if (s.bytes < bytes) {
+    s.buffer = cl::Buffer(context, CL_MEM_READ_WRITE, bytes);
+    s.bytes = bytes;
+  }
+  return s.buffer;
+}
+
+cl::Kernel detail::Workspace::kernel(const cl::Program& program, const std::string& name) {
+  auto key = std::make_pair(program(), name);
+  auto it = kernels_.find(key);
+  if (it == kernels_.end()) it = kernels_.emplace(key, cl::Kernel(program, name.c_str())).first;
+  return it->second;
+}
+
+}  // namespace tandem

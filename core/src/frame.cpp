@@ -1,0 +1,41 @@
+#include "tandem/frame.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <numeric>
+
+#include "tandem/error.hpp"
+
+namespace tandem {
+
+std::string_view to_string(PixelFormat format) {
+  return format == PixelFormat::rgba8 ? "rgba8" : "rgba32f";
+}
+
+std::size_t padded_pitch(int width, PixelFormat format, std::size_t row_alignment) {
+  const std::size_t align = std::lcm(row_alignment ? row_alignment : 1, kMinRowAlignment);
+  // Kernels touch pixels in groups of four, so a row holds at least a whole group.
+  const std::size_t groups = (static_cast<std::size_t>(std::max(width, 1)) + 3) / 4;
+  const std::size_t bytes = groups * 4 * bytes_per_pixel(format);
+  return (bytes + align - 1) / align * align;
+}
+
+void Frame::Free::operator()(std::uint8_t* p) const { std::free(p); }
+
+Frame::Frame(int width, int height, PixelFormat format, std::size_t row_alignment)
+    : width_(width), height_(height), format_(format) {
+  if (width <= 0 || height <= 0 || width > (1 << 16) || height > (1 << 16)) {
+    throw Error("frame size " + std::to_string(width) + "x" + std::to_string(height) +
+                " is out of range (1..65536 on each side)");
+  }
+  pitch_ = padded_pitch(width, format, row_alignment);
+  capacity_ = (pitch_ * static_cast<std::size_t>(height) + kPageSize - 1) / kPageSize * kPageSize;
+  auto* p = static_cast<std::uint8_t*>(std::aligned_alloc(kPageSize, capacity_));
+  if (!p) throw std::bad_alloc();
+  // Padding bytes are written by kernels that work on groups of four pixels; keep them defined.
+  std::memset(p, 0, capacity_);
+  data_.reset(p);
+}
+
+}  // namespace tandem

@@ -1,0 +1,102 @@
+#include "tandem/params.hpp"
+
+#include <charconv>
+#include <cmath>
+
+#include "tandem/error.hpp"
+
+namespace tandem {
+namespace {
+
+// The shortest text that reads back as the same double, so printed graphs round-trip.
+std::string number(double v) {
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, v);
+  return std::string(buffer, result.ptr);
+}
+
+}  // namespace
+
+std::string ParamSpec::format(double value) const {
+  if (type == ParamType::choice) return choices.at(static_cast<std::size_t>(value));
+  if (type == ParamType::integer) return std::to_string(static_cast<long long>(value));
+  return number(value);
+}
+
+std::string ParamSpec::describe_range() const {
+  std::string range;
+  if (type == ParamType::choice) {
+    for (const auto& c : choices) range += (range.empty() ? "" : "|") + c;
+  } else {
+    range = (min_exclusive ? "> " + number(min) + " up to " : number(min) + "..") + number(max);
+    if (type == ParamType::integer) range += " (integer)";
+  }
+  return range + ", default " + format(default_value);
+}
+
+double ParamSpec::parse(std::string_view text) const {
+  auto fail = [&](std::string_view why) -> double {
+    throw Error("invalid value '" + std::string(text) + "' for '" + name + "': " +
+                std::string(why) + " (" + describe_range() + ")");
+  };
+  if (type == ParamType::choice) {
+    for (std::size_t i = 0; i < choices.size(); ++i) {
+      if (choices[i] == text) return static_cast<double>(i);
+    }
+    return fail("not one of the choices");
+  }
+  double value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(value)) {
+    return fail(type == ParamType::integer ? "not an integer" : "not a number");
+  }
+  return check(value, text);
+}
+
+double ParamSpec::check(double value, std::string_view text) const {
+  const std::string shown = text.empty() ? number(value) : std::string(text);
+  auto fail = [&](std::string_view why) -> double {
+    throw Error("invalid value '" + shown + "' for '" + name + "': " + std::string(why) + " (" +
+                describe_range() + ")");
+  };
+  if (!std::isfinite(value)) return fail("not a number");
+  if (type == ParamType::choice) {
+    if (value < 0 || value >= static_cast<double>(choices.size()) || value != std::floor(value)) {
+      return fail("not one of the choices");
+    }
+    return value;
+  }
+  if (type == ParamType::integer && value != std::floor(value)) return fail("not an integer");
+  if (value < min || value > max || (min_exclusive && value == min)) return fail("out of range");
+  return value;
+}
+
+Params::Params(std::span<const ParamSpec> specs) : specs_(specs) {
+  values_.reserve(specs.size());
+  for (const auto& s : specs) values_.push_back(s.default_value);
+}
+
+std::size_t Params::index(std::string_view name) const {
+  for (std::size_t i = 0; i < specs_.size(); ++i) {
+    if (specs_[i].name == name) return i;
+  }
+  std::string known;
+  for (const auto& s : specs_) known += (known.empty() ? "" : ", ") + s.name;
+  throw Error("unknown option '" + std::string(name) + "'" +
+              (known.empty() ? " (this filter takes no options)" : " (options: " + known + ")"));
+}
+
+double Params::operator[](std::string_view name) const { return values_[index(name)]; }
+
+void Params::set(std::string_view name, double value) {
+  const std::size_t i = index(name);
+  values_[i] = specs_[i].check(value);
+}
+
+void Params::set_text(std::string_view name, std::string_view text) {
+  const std::size_t i = index(name);
+  values_[i] = specs_[i].parse(text);
+}
+
+}  // namespace tandem

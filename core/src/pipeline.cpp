@@ -1,0 +1,711 @@
+#include "tandem/pipeline.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+#include "tandem/error.hpp"
+#include "tandem/program_cache.hpp"
+#include "workspace.hpp"
+
+namespace tandem {
+namespace {
+
+struct Range {
+  int lo = 0;
+  int hi = 0;
+  bool empty() const { return hi <= lo; }
+  int rows() const { return hi - lo; }
+};
+
+Range unite(Range a, Range b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)};
+}
+
+// Weight of a new frame's statistics in the running estimate used by the next frame.
+constexpr double kStatsSmoothing = 0.25;
+
+// Scratch slots of the executor, apart from one per value.
+constexpr int kSourceSlot = -1;
+constexpr int kOutputSlot = -2;
+constexpr int kStatsSlotBase = -1000;
+
+const char* element_type(PixelFormat f) { return f == PixelFormat::rgba8 ? "uchar" : "float"; }
+
+// A device failed while enqueuing or running its band.
+struct DeviceFailure {
+  std::size_t device;
+  std::string what;
+};
+
+// One pass over a band: a stencil filter, or a fused chain of point-wise filters.
+struct Pass {
+  std::vector<int> nodes;
+  std::vector<Filter*> filters;
+  std::vector<int> inputs;        // value ids; a fused chain's first input comes first
+  std::vector<int> stage_second;  // per stage: index into inputs of its second input, or -1
+  std::vector<PixelFormat> stage_formats;  // per stage: its output format
+  std::vector<PixelFormat> input_formats;
+  int output = -1;
+  PixelFormat format = PixelFormat::rgba8;
+  int halo = 0;
+  bool pointwise = false;
+  std::string generated;  // the fused kernel's source
+  std::vector<std::string> sources;
+  std::string options;
+};
+
+std::string fused_kernel(const Pass& pass) {
+  std::ostringstream k;
+  k << "__kernel void tandem_fused(";
+  for (std::size_t i = 0; i < pass.inputs.size(); ++i) {
+    k << "const __global " << element_type(pass.input_formats[i]) << "* restrict in" << i
+      << ", int in" << i << "_first, int in" << i << "_pitch, ";
+  }
+  k << "__global " << element_type(pass.format) << "* restrict out, int out_first, int out_pitch,"
+    << " int y0";
+  for (std::size_t s = 0; s < pass.filters.size(); ++s) k << ", float16 p" << s;
+  k << ") {\n  const int x = (int)get_global_id(0) * 4;\n  const int y = y0 + (int)get_global_id(1);\n";
+  for (std::size_t i = 0; i < pass.inputs.size(); ++i) {
+    k << "  const float16 v" << i << " = tandem_load4_" << to_string(pass.input_formats[i]) << "(in"
+      << i << " + (size_t)(y - in" << i << "_first) * in" << i << "_pitch, x);\n";
+  }
+  k << "  float16 r;\n";
+  static const char* lanes[4] = {"s0123", "s4567", "s89ab", "scdef"};
+  for (int px = 0; px < 4; ++px) {
+    k << "  {\n    float4 c = v0." << lanes[px] << ";\n";
+    for (std::size_t s = 0; s < pass.filters.size(); ++s) {
+      const PointwiseStage* stage = pass.filters[s]->pointwise();
+      k << "    c = " << stage->function << "(c, ";
+      if (pass.stage_second[s] >= 0) k << "v" << pass.stage_second[s] << "." << lanes[px] << ", ";
+      k << "p" << s << ");\n";
+      if (pass.stage_formats[s] == PixelFormat::rgba8 && s + 1 < pass.filters.size()) {
+        k << "    c = tandem_quantize8(c);\n";
+      }
+    }
+    k << "    r." << lanes[px] << " = c;\n  }\n";
+  }
+  k << "  tandem_store4_" << to_string(pass.format)
+    << "(out + (size_t)(y - out_first) * out_pitch, x, r);\n}\n";
+  return k.str();
+}
+
+cl_float16 stage_args(const PointwiseStage& stage) {
+  cl_float16 p{};
+  if (stage.args.size() > 16) throw Error("a point-wise stage takes at most 16 arguments");
+  for (std::size_t i = 0; i < stage.args.size(); ++i) p.s[i] = stage.args[i];
+  return p;
+}
+
+// Buffers wrapping a host frame in each context whose devices share memory with the host.
+struct FrameBinding {
+  std::uint64_t owner = 0;  // Pipeline::Impl::id: addresses of dead pipelines get reused
+  std::map<int, cl::Buffer> by_context;
+};
+
+std::string hex64(std::uint64_t v) {
+  std::ostringstream s;
+  s << std::hex << v;
+  return s.str();
+}
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+struct Pipeline::Impl {
+  DeviceSet& devices;
+  Graph graph;
+  PipelineOptions options;
+  std::unique_ptr<SplitPolicy> policy;
+  std::vector<std::unique_ptr<Filter>> filters;  // per graph node
+  std::vector<Pass> passes;
+  std::vector<PixelFormat> value_formats;  // value 0 is the source
+  int output_value = 0;
+  PixelFormat input_format = PixelFormat::rgba8;
+  bool compiled = false;
+  std::vector<detail::Workspace> workspaces;  // per device
+  std::vector<bool> failed;
+  RunReport report;
+  std::vector<double> share_sum;
+  // Running frame statistics per stats-needing pass (index into passes).
+  std::map<std::size_t, FrameStats> stats;
+  std::string split_key;
+  const std::uint64_t id = next_id();
+
+  static std::uint64_t next_id() {
+    static std::atomic<std::uint64_t> counter{0};
+    return ++counter;
+  }
+
+  Impl(DeviceSet& d, Graph g, PipelineOptions o)
+      : devices(d), graph(std::move(g)), options(std::move(o)) {
+    policy = make_split_policy(options.split, devices.size());
+    workspaces.resize(devices.size());
+    failed.assign(devices.size(), false);
+    share_sum.assign(devices.size(), 0.0);
+    for (const auto& dev : devices.devices()) {
+      report.devices.push_back({dev.info().id, dev.info().name, dev.info().type, 0, 0, false});
+    }
+  }
+
+  void compile(PixelFormat input);
+  void run_frame(const Frame& input, Frame& output, std::span<const int> bounds,
+                 std::vector<BandTiming>& timings, bool collect_stats, bool smooth);
+  void enqueue_band(std::size_t d, const Frame& input, Frame& output, Range band,
+                    std::vector<cl::Event>& events, std::vector<std::function<void()>>& after,
+                    std::map<std::size_t, std::pair<cl::Buffer, Range>>& stats_rows,
+                    bool collect_stats);
+  cl::Buffer frame_buffer(const Frame& frame, const Device& device, cl_mem_flags flags);
+  void load_split(int width, int height);
+  void save_split() const;
+};
+
+void Pipeline::Impl::compile(PixelFormat input) {
+  input_format = input;
+  graph.validate(input);
+  const auto& nodes = graph.nodes();
+  filters.clear();
+  passes.clear();
+  value_formats.assign(1, input);
+  std::vector<int> node_value(nodes.size(), -1);
+  std::vector<std::vector<int>> node_inputs(nodes.size());
+  auto value_of = [&](PadRef r) { return r.node < 0 ? 0 : node_value[r.node]; };
+  filters.resize(nodes.size());
+
+  const std::vector<int> order = graph.topological_order();
+  for (int n : order) {
+    std::vector<PixelFormat> formats;
+    for (const PadRef& r : nodes[n].inputs) {
+      node_inputs[n].push_back(value_of(r));
+      formats.push_back(value_formats[value_of(r)]);
+    }
+    filters[n] = nodes[n].spec->make(nodes[n].params);
+    const PointwiseStage* stage = filters[n]->pointwise();
+    if (stage && stage->function.empty()) {  // identity (split): an alias of its input
+      node_value[n] = node_inputs[n].at(0);
+      continue;
+    }
+    node_value[n] = static_cast<int>(value_formats.size());
+    value_formats.push_back(filters[n]->output_format(formats));
+  }
+  output_value = value_of(graph.output());
+
+  std::vector<int> consumers(value_formats.size(), 0);
+  for (int n : order) {
+    if (node_value[n] == (node_inputs[n].empty() ? -2 : node_inputs[n][0]) &&
+        filters[n]->pointwise() && filters[n]->pointwise()->function.empty()) {
+      continue;
+    }
+    for (int v : node_inputs[n]) ++consumers[v];
+  }
+  ++consumers[output_value];
+
+  std::vector<int> producer(value_formats.size(), -1);  // pass index producing each value
+  for (int n : order) {
+    Filter* f = filters[n].get();
+    const PointwiseStage* stage = f->pointwise();
+    if (stage && stage->function.empty()) continue;
+    const std::vector<int>& in = node_inputs[n];
+    const int out = node_value[n];
+    const bool stats = f->needs_frame_stats();
+
+    // Fuse into the pass producing the first input when nothing else reads that value.
+    if (stage && options.fuse && !stats && !in.empty() && producer[in[0]] >= 0) {
+      Pass& p = passes[producer[in[0]]];
+      const bool extra_ready =
+          in.size() < 2 || producer[in[1]] < producer[in[0]];  // computed before the chain runs
+      const bool stats_chain =
+          std::any_of(p.filters.begin(), p.filters.end(),
+                      [](Filter* g) { return g->needs_frame_stats(); });
+      if (p.pointwise && consumers[in[0]] == 1 && in[0] != output_value && extra_ready &&
+          !stats_chain && in.size() <= 2) {
+        int second = -1;
+        if (in.size() == 2) {
+          auto it = std::find(p.inputs.begin(), p.inputs.end(), in[1]);
+          second = static_cast<int>(it - p.inputs.begin());
+          if (it == p.inputs.end()) {
+            p.inputs.push_back(in[1]);
+            p.input_formats.push_back(value_formats[in[1]]);
+          }
+        }
+        p.nodes.push_back(n);
+        p.filters.push_back(f);
+        p.stage_second.push_back(second);
+        p.stage_formats.push_back(value_formats[out]);
+        p.output = out;
+        p.format = value_formats[out];
+        producer[out] = producer[in[0]];
+        continue;
+      }
+    }
+    Pass p;
+    p.nodes = {n};
+    p.filters = {f};
+    p.inputs = in;
+    for (int v : in) p.input_formats.push_back(value_formats[v]);
+    p.output = out;
+    p.format = value_formats[out];
+    p.halo = f->halo();
+    p.pointwise = stage != nullptr;
+    if (p.pointwise) {
+      if (in.empty() || in.size() > 2) throw Error("a point-wise filter takes one or two inputs");
+      p.stage_second = {in.size() == 2 ? 1 : -1};
+      p.stage_formats = {p.format};
+    }
+    producer[out] = static_cast<int>(passes.size());
+    passes.push_back(std::move(p));
+  }
+
+  for (Pass& p : passes) {
+    if (!p.pointwise) continue;
+    std::set<std::string> defines;
+    for (Filter* f : p.filters) {
+      const PointwiseStage* stage = f->pointwise();
+      if (std::find(p.sources.begin(), p.sources.end(), stage->source) == p.sources.end()) {
+        p.sources.push_back(stage->source);
+      }
+      defines.insert(stage->defines.begin(), stage->defines.end());
+    }
+    for (const auto& d : defines) p.options += (p.options.empty() ? "" : " ") + d;
+    p.generated = fused_kernel(p);
+  }
+  compiled = true;
+}
+
+cl::Buffer Pipeline::Impl::frame_buffer(const Frame& frame, const Device& device,
+                                        cl_mem_flags flags) {
+  auto binding = std::static_pointer_cast<FrameBinding>(frame.binding());
+  if (!binding || binding->owner != id) {
+    binding = std::make_shared<FrameBinding>();
+    binding->owner = id;
+    frame.binding() = binding;
+  }
+  auto it = binding->by_context.find(device.context_index());
+  if (it == binding->by_context.end()) {
+    // Page-aligned memory of whole pages: zero-copy on devices that share the host's memory.
+    cl::Buffer b(device.context(), flags | CL_MEM_USE_HOST_PTR, frame.capacity(),
+                 const_cast<std::uint8_t*>(frame.data()));
+    it = binding->by_context.emplace(device.context_index(), b).first;
+  }
+  return it->second;
+}
+
+void Pipeline::Impl::enqueue_band(std::size_t d, const Frame& input, Frame& output, Range band,
+                                  std::vector<cl::Event>& events,
+                                  std::vector<std::function<void()>>& after,
+                                  std::map<std::size_t, std::pair<cl::Buffer, Range>>& stats_rows,
+                                  bool collect_stats) {
+  Device& device = devices[d];
+  detail::Workspace& ws = workspaces[d];
+  cl::CommandQueue& queue = device.queue();
+  const int width = input.width();
+  const int height = input.height();
+  const bool zero_copy = device.info().host_unified_memory;
+
+  // Rows each value must hold for this band: walk the passes backwards, widening by halos.
+  std::vector<Range> need(value_formats.size());
+  need[output_value] = band;
+  for (auto p = passes.rbegin(); p != passes.rend(); ++p) {
+    const Range r = need[p->output];
+    if (r.empty()) continue;
+    const Range in{std::max(0, r.lo - p->halo), std::min(height, r.hi + p->halo)};
+    for (int v : p->inputs) need[v] = unite(need[v], in);
+  }
+
+  auto image_for = [&](int slot, PixelFormat format, Range rows, std::size_t pitch) {
+    DeviceImage img;
+    img.format = format;
+    img.width = width;
+    img.first_row = rows.lo;
+    img.rows = rows.rows();
+    img.pitch = pitch;
+    img.buffer = ws.buffer(device.context(), this, slot, pitch * std::max(rows.rows(), 1));
+    return img;
+  };
+
+  std::vector<DeviceImage> images(value_formats.size());
+  if (!need[0].empty()) {
+    if (zero_copy) {
+      images[0] = {frame_buffer(input, device, CL_MEM_READ_ONLY), input.format(), width, 0,
+                   height, input.pitch()};
+    } else {
+      images[0] = image_for(kSourceSlot, input.format(), need[0], input.pitch());
+      cl::Event e;
+      queue.enqueueWriteBuffer(images[0].buffer, CL_FALSE, 0,
+                               input.pitch() * need[0].rows(), input.row(need[0].lo), nullptr,
+                               &e);
+      events.push_back(e);
+    }
+  }
+
+  // The band's rows of the output frame: its own sub-buffer, or a staging buffer read back.
+  DeviceImage band_out;
+  cl::Buffer band_sub;
+  const std::size_t band_bytes = output.pitch() * band.rows();
+  if (zero_copy) {
+    cl_buffer_region region{output.pitch() * band.lo, band_bytes};
+    band_sub = frame_buffer(output, device, CL_MEM_READ_WRITE)
+                   .createSubBuffer(CL_MEM_WRITE_ONLY, CL_BUFFER_CREATE_TYPE_REGION, &region);
+    band_out = {band_sub, output.format(), width, band.lo, band.rows(), output.pitch()};
+  } else {
+    band_out = image_for(kOutputSlot, output.format(), band, output.pitch());
+  }
+
+  for (std::size_t pi = 0; pi < passes.size(); ++pi) {
+    Pass& p = passes[pi];
+    const Range r = need[p.output];
+    if (r.empty()) continue;
+    const bool direct = p.output == output_value && r.lo == band.lo && r.hi == band.hi;
+    const DeviceImage out = direct ? band_out
+                                   : image_for(p.output, p.format, r,
+                                               padded_pitch(width, p.format, kMinRowAlignment));
+    images[p.output] = out;
+    BandContext ctx(device, ws, ProgramCache::global(), width, height, r.lo, r.hi, events);
+
+    if (collect_stats && p.filters.front()->needs_frame_stats()) {
+      const Range rows{band.lo, band.hi};
+      const cl::Buffer partial =
+          ws.buffer(device.context(), this, kStatsSlotBase - static_cast<int>(pi),
+                    sizeof(cl_float2) * std::max(rows.rows(), 1));
+      BandContext stats_ctx(device, ws, ProgramCache::global(), width, height, rows.lo, rows.hi,
+                            events);
+      p.filters.front()->enqueue_stats(stats_ctx, images[p.inputs[0]], partial);
+      stats_rows[pi] = {partial, rows};
+    }
+
+    if (!p.pointwise) {
+      std::vector<DeviceImage> in;
+      for (int v : p.inputs) in.push_back(images[v]);
+      p.filters.front()->enqueue(ctx, in, out);
+      continue;
+    }
+    cl::Program program = ctx.program(p.sources, p.options, p.generated);
+    cl::Kernel kernel = ctx.kernel(program, "tandem_fused");
+    cl_uint arg = 0;
+    for (int v : p.inputs) {
+      kernel.setArg(arg++, images[v].buffer);
+      kernel.setArg(arg++, images[v].first_row);
+      kernel.setArg(arg++, images[v].pitch_elements());
+    }
+    kernel.setArg(arg++, out.buffer);
+    kernel.setArg(arg++, out.first_row);
+    kernel.setArg(arg++, out.pitch_elements());
+    kernel.setArg(arg++, r.lo);
+    for (Filter* f : p.filters) kernel.setArg(arg++, stage_args(*f->pointwise()));
+    ctx.enqueue(kernel, static_cast<std::size_t>((width + 3) / 4), r.rows(), "fused point-wise kernel");
+  }
+
+  // The result is the source itself, or rows of a wider intermediate: copy the band's rows.
+  const DeviceImage& result = images[output_value];
+  if (result.buffer() != band_out.buffer()) {
+    const std::size_t row_bytes = static_cast<std::size_t>(width) * bytes_per_pixel(output.format());
+    cl::Event e;
+    queue.enqueueCopyBufferRect(
+        result.buffer, band_out.buffer,
+        {0, static_cast<std::size_t>(band.lo - result.first_row), 0}, {0, 0, 0},
+        {row_bytes, static_cast<std::size_t>(band.rows()), 1}, result.pitch, 0, band_out.pitch,
+        0, nullptr, &e);
+    events.push_back(e);
+  }
+
+  if (zero_copy) {
+    // Mapping makes the band's rows visible to the host by the rules of OpenCL; for devices
+    // that share the host's memory it moves nothing.
+    cl::Event e;
+    void* mapped = queue.enqueueMapBuffer(band_sub, CL_FALSE, CL_MAP_READ, 0, band_bytes,
+                                          nullptr, &e);
+    events.push_back(e);
+    after.push_back([&queue, band_sub, mapped] { queue.enqueueUnmapMemObject(band_sub, mapped); });
+  } else {
+    cl::Event e;
+    queue.enqueueReadBuffer(band_out.buffer, CL_FALSE, 0, band_bytes, output.row(band.lo),
+                            nullptr, &e);
+    events.push_back(e);
+  }
+}
+
+void Pipeline::Impl::run_frame(const Frame& input, Frame& output, std::span<const int> bounds,
+                               std::vector<BandTiming>& timings, bool collect_stats,
+                               bool smooth) {
+  const std::size_t n = devices.size();
+  std::vector<std::vector<cl::Event>> events(n);
+  std::vector<std::function<void()>> after;
+  std::vector<std::map<std::size_t, std::pair<cl::Buffer, Range>>> stats_rows(n);
+
+  // The host wrote the input frame: tell each zero-copy context once (no copy happens there).
+  std::set<int> synced;
+  for (std::size_t d = 0; d < n; ++d) {
+    Device& device = devices[d];
+    if (bounds[d + 1] <= bounds[d] || !device.info().host_unified_memory ||
+        !synced.insert(device.context_index()).second) {
+      continue;
+    }
+    try {
+      cl::Buffer in = frame_buffer(input, device, CL_MEM_READ_ONLY);
+      void* p = device.queue().enqueueMapBuffer(in, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0,
+                                                input.capacity());
+      device.queue().enqueueUnmapMemObject(in, p);
+    } catch (const cl::Error& e) {
+      throw DeviceFailure{d, std::string("handing it the input frame: ") + e.what() +
+                                 " failed with " + cl_status_name(e.err())};
+    }
+  }
+
+  // GPUs first: they have the longest way from enqueue to running.
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return (devices[a].info().type == DeviceType::gpu) > (devices[b].info().type == DeviceType::gpu);
+  });
+  for (std::size_t d : order) {
+    if (bounds[d + 1] <= bounds[d]) continue;
+    try {
+      enqueue_band(d, input, output, {bounds[d], bounds[d + 1]}, events[d], after, stats_rows[d],
+                   collect_stats);
+      devices[d].queue().flush();
+    } catch (const Error& e) {
+      throw DeviceFailure{d, e.what()};
+    } catch (const cl::Error& e) {
+      throw DeviceFailure{d, std::string(e.what()) + " failed with " + cl_status_name(e.err())};
+    }
+  }
+
+  // Wait once per frame, after every queue was flushed.
+  for (std::size_t d : order) {
+    if (events[d].empty()) continue;
+    try {
+      cl::Event::waitForEvents(events[d]);
+    } catch (const cl::Error& e) {
+      throw DeviceFailure{d, "running its band failed with " + cl_status_name(e.err())};
+    }
+  }
+  for (auto& f : after) f();
+
+  timings.assign(n, {});
+  for (std::size_t d = 0; d < n; ++d) {
+    timings[d].rows = bounds[d + 1] - bounds[d];
+    double ns = 0;
+    for (auto& e : events[d]) {
+      ns += static_cast<double>(e.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                                e.getProfilingInfo<CL_PROFILING_COMMAND_START>());
+    }
+    timings[d].ms = ns * 1e-6;
+  }
+
+  if (!collect_stats) return;
+  for (std::size_t pi = 0; pi < passes.size(); ++pi) {
+    if (!passes[pi].filters.front()->needs_frame_stats()) continue;
+    double log_sum = 0;
+    double maximum = 0;
+    for (std::size_t d = 0; d < n; ++d) {
+      auto it = stats_rows[d].find(pi);
+      if (it == stats_rows[d].end()) continue;
+      const auto& [buffer, rows] = it->second;
+      std::vector<cl_float2> partial(rows.rows());
+      devices[d].queue().enqueueReadBuffer(buffer, CL_TRUE, 0, sizeof(cl_float2) * partial.size(),
+                                           partial.data());
+      for (const auto& v : partial) {
+        log_sum += v.s[0];
+        maximum = std::max(maximum, static_cast<double>(v.s[1]));
+      }
+    }
+    const double pixels = static_cast<double>(input.width()) * input.height();
+    FrameStats measured{std::exp(log_sum / pixels), maximum};
+    auto [it, first] = stats.try_emplace(pi, measured);
+    if (!smooth) {
+      it->second = measured;  // a pre-pass: this frame's own statistics
+    } else if (!first) {
+      // Smooth in the log domain so that a flash or a cut eases in over a few frames.
+      auto blend = [](double old_value, double new_value) {
+        const double lo = std::log(std::max(old_value, 1e-12));
+        const double ln = std::log(std::max(new_value, 1e-12));
+        return std::exp(lo + kStatsSmoothing * (ln - lo));
+      };
+      it->second = {blend(it->second.log_average, measured.log_average),
+                    blend(it->second.maximum, measured.maximum)};
+    }
+  }
+}
+
+void Pipeline::Impl::load_split(int width, int height) {
+  const auto dir = ProgramCache::default_directory();
+  if (!options.persist_split || dir.empty() || options.split != "adaptive") return;
+  split_key = hex64(fnv1a64(devices.key() + "|" + graph.to_string() + "|" +
+                            std::to_string(width) + "x" + std::to_string(height) + "|" +
+                            std::string(to_string(input_format))));
+  std::ifstream in(dir / "splits" / (split_key + ".txt"));
+  std::vector<double> fractions;
+  double f = 0;
+  while (in >> f) fractions.push_back(f);
+  if (fractions.size() == devices.size()) policy = make_adaptive_policy(devices.size(), fractions);
+}
+
+void Pipeline::Impl::save_split() const {
+  const auto dir = ProgramCache::default_directory();
+  if (split_key.empty() || dir.empty() || report.frames < 3) return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir / "splits", ec);
+  const auto path = dir / "splits" / (split_key + ".txt");
+  const auto tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    for (double f : policy->state()) out << f << "\n";
+    if (!out) return;
+  }
+  std::filesystem::rename(tmp, path, ec);
+}
+
+Pipeline::Pipeline(DeviceSet& devices, Graph graph, PipelineOptions options)
+    : impl_(std::make_unique<Impl>(devices, std::move(graph), std::move(options))) {
+  if (devices.size() == 0) throw Error("a pipeline needs at least one device");
+}
+
+Pipeline::~Pipeline() {
+  try {
+    impl_->save_split();
+  } catch (...) {
+    // Forgetting a learned ratio is harmless; a destructor must not throw.
+  }
+}
+
+PixelFormat Pipeline::output_format(PixelFormat input) const {
+  return impl_->graph.validate(input);
+}
+
+Frame Pipeline::make_frame(int width, int height, PixelFormat format) const {
+  return Frame(width, height, format, impl_->devices.row_alignment());
+}
+
+void Pipeline::process(const Frame& input, Frame& output) {
+  Impl& m = *impl_;
+  const auto start = std::chrono::steady_clock::now();
+  if (input.empty()) throw Error("the input frame is empty");
+  if (!m.compiled || m.input_format != input.format()) m.compile(input.format());
+  const PixelFormat out_format = m.value_formats[m.output_value];
+  if (output.empty() || output.width() != input.width() || output.height() != input.height() ||
+      output.format() != out_format) {
+    output = make_frame(input.width(), input.height(), out_format);
+  }
+  const std::size_t align = m.devices.row_alignment();
+  if (input.pitch() % align || output.pitch() % align) {
+    // Rows of these frames cannot start sub-buffers on every device: go through aligned copies.
+    Frame in = make_frame(input.width(), input.height(), input.format());
+    for (int y = 0; y < input.height(); ++y) {
+      std::memcpy(in.row(y), input.row(y), input.width() * bytes_per_pixel(input.format()));
+    }
+    Frame out = make_frame(input.width(), input.height(), out_format);
+    process(in, out);
+    for (int y = 0; y < input.height(); ++y) {
+      std::memcpy(output.row(y), out.row(y), input.width() * bytes_per_pixel(out_format));
+    }
+    return;
+  }
+  if (m.report.frames == 0) m.load_split(input.width(), input.height());
+
+  // Filters that need frame statistics get them before their first frame from a pre-pass (one
+  // per level of such filters), and afterwards from the frames before, smoothed.
+  std::size_t stats_passes = 0;
+  for (const Pass& p : m.passes) stats_passes += p.filters.front()->needs_frame_stats();
+  const std::size_t runs = m.stats.empty() ? stats_passes + 1 : 1;
+
+  std::vector<BandTiming> timings;
+  std::vector<double> fractions;
+  for (std::size_t run = 0; run < runs; ++run) {
+    for (std::size_t pi = 0; pi < m.passes.size(); ++pi) {
+      if (auto it = m.stats.find(pi); it != m.stats.end()) {
+        m.passes[pi].filters.front()->set_frame_stats(it->second);
+      }
+    }
+    for (;;) {
+      fractions = m.policy->fractions();
+      const std::vector<int> bounds = band_boundaries(input.height(), fractions, 1);
+      try {
+        m.run_frame(input, output, bounds, timings, stats_passes > 0, /*smooth=*/runs == 1);
+        break;
+      } catch (const DeviceFailure& f) {
+        // Take the device out of the split and redo the frame on the others; never silently.
+        const auto& info = m.devices[f.device].info();
+        const std::string line = "device " + info.id + " (" + info.name + ") failed and left the split: " + f.what;
+        std::cerr << "tandem: " << line << "\n";
+        m.report.fallbacks.push_back(line);
+        m.report.devices[f.device].failed = true;
+        m.failed[f.device] = true;
+        try {
+          m.devices[f.device].queue().finish();
+        } catch (const cl::Error&) {
+          // The queue may be unusable after the failure; it takes no more work either way.
+        }
+        if (std::count(m.failed.begin(), m.failed.end(), false) == 0) {
+          throw Error("every device failed; the last: " + line);
+        }
+        m.policy->remove(f.device);
+      }
+    }
+  }
+  m.policy->observe(timings);
+
+  ++m.report.frames;
+  m.report.split_trace.push_back(fractions);
+  for (std::size_t d = 0; d < fractions.size(); ++d) {
+    m.share_sum[d] += fractions[d];
+    m.report.devices[d].share = m.share_sum[d] / m.report.frames;
+    m.report.devices[d].busy_ms += timings[d].ms;
+  }
+  m.report.wall_ms +=
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+const RunReport& Pipeline::report() const { return impl_->report; }
+const Graph& Pipeline::graph() const { return impl_->graph; }
+DeviceSet& Pipeline::devices() { return impl_->devices; }
+
+std::string RunReport::to_json() const {
+  std::ostringstream j;
+  j.precision(6);
+  j << "{\n  \"frames\": " << frames << ",\n  \"wall_ms\": " << wall_ms << ",\n  \"devices\": [";
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const auto& d = devices[i];
+    j << (i ? "," : "") << "\n    {\"id\": " << json_string(d.id) << ", \"name\": "
+      << json_string(d.name) << ", \"type\": " << json_string(to_string(d.type))
+      << ", \"share\": " << d.share << ", \"busy_ms\": " << d.busy_ms
+      << ", \"failed\": " << (d.failed ? "true" : "false") << "}";
+  }
+  j << "\n  ],\n  \"split_trace\": [";
+  for (std::size_t f = 0; f < split_trace.size(); ++f) {
+    j << (f ? ", " : "") << "[";
+    for (std::size_t d = 0; d < split_trace[f].size(); ++d) j << (d ? ", " : "") << split_trace[f][d];
+    j << "]";
+  }
+  j << "],\n  \"fallbacks\": [";
+  for (std::size_t i = 0; i < fallbacks.size(); ++i) j << (i ? ", " : "") << json_string(fallbacks[i]);
+  j << "]\n}\n";
+  return j.str();
+}
+
+}  // namespace tandem

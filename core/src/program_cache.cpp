@@ -1,0 +1,195 @@
+#include "tandem/program_cache.hpp"
+
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include "tandem/device.hpp"
+#include "tandem/error.hpp"
+
+namespace tandem {
+namespace {
+
+constexpr std::array<char, 8> kMagic = {'T', 'N', 'D', 'M', 'P', 'R', 'G', '1'};
+
+struct EntryHeader {
+  std::array<char, 8> magic;
+  std::uint64_t key;
+  std::uint64_t size;
+  std::uint64_t checksum;
+};
+
+std::uint64_t entry_key(const Device& device, const std::string& source,
+                        const std::string& options) {
+  const DeviceInfo& d = device.info();
+  std::uint64_t h = fnv1a64(source);
+  for (const std::string* part : {&options, &d.platform, &d.name, &d.driver_version,
+                                  &d.device_version}) {
+    h = fnv1a64(std::string_view("\x1f", 1), h);
+    h = fnv1a64(*part, h);
+  }
+  return h;
+}
+
+std::string hex(std::uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// The cached binary for `key`, or empty when missing, truncated or corrupt.
+std::vector<unsigned char> read_entry(const std::filesystem::path& path, std::uint64_t key,
+                                      bool& corrupt) {
+  corrupt = false;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  EntryHeader header{};
+  std::vector<unsigned char> binary;
+  if (in.read(reinterpret_cast<char*>(&header), sizeof header) && header.magic == kMagic &&
+      header.key == key && header.size > 0 && header.size < (std::uint64_t{1} << 32)) {
+    binary.resize(header.size);
+    if (in.read(reinterpret_cast<char*>(binary.data()), static_cast<std::streamsize>(binary.size())) &&
+        in.peek() == std::char_traits<char>::eof() &&
+        fnv1a64({reinterpret_cast<const char*>(binary.data()), binary.size()}) ==
+            header.checksum) {
+      return binary;
+    }
+  }
+  corrupt = true;
+  return {};
+}
+
+void write_entry(const std::filesystem::path& path, std::uint64_t key,
+                 const std::vector<unsigned char>& binary) {
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  // Write beside the final name, then rename: readers see a whole entry or none.
+  std::random_device rd;
+  const auto tmp = path.string() + ".tmp." + std::to_string(::getpid()) + "." + hex(rd());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return;  // an unwritable cache only costs a rebuild next time
+    EntryHeader header{kMagic, key, binary.size(),
+                       fnv1a64({reinterpret_cast<const char*>(binary.data()), binary.size()})};
+    out.write(reinterpret_cast<const char*>(&header), sizeof header);
+    out.write(reinterpret_cast<const char*>(binary.data()),
+              static_cast<std::streamsize>(binary.size()));
+    if (!out.flush()) {
+      out.close();
+      std::filesystem::remove(tmp, ec);
+      return;
+    }
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) std::filesystem::remove(tmp, ec);
+}
+
+}  // namespace
+
+std::uint64_t fnv1a64(std::string_view data, std::uint64_t seed) {
+  std::uint64_t h = seed;
+  for (unsigned char c : data) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+ProgramCache::ProgramCache(std::filesystem::path directory) : directory_(std::move(directory)) {}
+
+std::filesystem::path ProgramCache::default_directory() {
+  const char* enabled = std::getenv("TANDEM_CACHE");
+  if (enabled && std::string_view(enabled) == "0") return {};
+  if (const char* dir = std::getenv("TANDEM_CACHE_DIR"); dir && *dir) return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+    return std::filesystem::path(xdg) / "tandem";
+  }
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    return std::filesystem::path(home) / ".cache" / "tandem";
+  }
+  return {};
+}
+
+ProgramCache& ProgramCache::global() {
+  static ProgramCache cache(default_directory());
+  return cache;
+}
+
+std::filesystem::path ProgramCache::entry_path(const Device& device, const std::string& source,
+                                               const std::string& options) const {
+  if (directory_.empty()) return {};
+  return directory_ / "programs" / (hex(entry_key(device, source, options)) + ".bin");
+}
+
+ProgramCache::Stats ProgramCache::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+void ProgramCache::set_extra_options(std::string options) {
+  std::lock_guard lock(mutex_);
+  extra_options_ = std::move(options);
+}
+
+cl::Program ProgramCache::get(const Device& device, const std::string& source,
+                              const std::string& base_options, const std::string& what) {
+  std::unique_lock lock(mutex_);
+  const std::string options =
+      extra_options_.empty() ? base_options : base_options + " " + extra_options_;
+  lock.unlock();
+  const std::uint64_t key = entry_key(device, source, options);
+  lock.lock();
+  const auto memory_key = std::make_tuple(device.context()(), device.cl_device()(), key);
+  if (auto it = programs_.find(memory_key); it != programs_.end()) {
+    ++stats_.memory_hits;
+    return it->second;
+  }
+  const std::string doing = "building " + what + " for " + device.info().name;
+  const auto path = entry_path(device, source, options);
+
+  if (!path.empty()) {
+    bool corrupt = false;
+    auto binary = read_entry(path, key, corrupt);
+    if (!binary.empty()) {
+      try {
+        cl::Program program(device.context(), {device.cl_device()}, {binary});
+        program.build({device.cl_device()}, options.c_str());
+        ++stats_.disk_hits;
+        return programs_[memory_key] = program;
+      } catch (const cl::Error&) {
+        corrupt = true;  // the driver refused the binary: rebuild from source below
+      }
+    }
+    if (corrupt) ++stats_.rejected;
+  }
+
+  cl::Program program;
+  try {
+    program = cl::Program(device.context(), source);
+    program.build({device.cl_device()}, options.c_str());
+  } catch (const cl::Error& e) {
+    std::string log;
+    try {
+      log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device.cl_device());
+    } catch (const cl::Error&) {
+    }
+    throw Error(e.err(), e.what(), doing, log);
+  }
+  ++stats_.builds;
+  if (!path.empty()) {
+    try {
+      auto binaries = program.getInfo<CL_PROGRAM_BINARIES>();
+      if (binaries.size() == 1 && !binaries[0].empty()) write_entry(path, key, binaries[0]);
+    } catch (const cl::Error&) {
+      // Some drivers cannot return binaries; the program still works, uncached.
+    }
+  }
+  return programs_[memory_key] = program;
+}
+
+}  // namespace tandem

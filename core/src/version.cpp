@@ -1,0 +1,7 @@
+#include "tandem/version.hpp"
+
+namespace tandem {
+
+const char* version() { return TANDEM_VERSION; }
+
+}  // namespace tandem

@@ -1,0 +1,657 @@
+// Split policies: band boundaries, the fixed policies, and the adaptive policy driven by simulated
+// devices whose optimal split is known.
+#include "tandem/split_policy.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tandem/error.hpp"
+
+namespace tandem {
+namespace {
+
+using Fractions = std::vector<double>;
+
+// ---------------------------------------------------------------- band boundaries
+
+// Every property band_boundaries promises, for one call.
+void expect_valid_bands(int height, const Fractions& given, int quantum,
+                        const std::vector<int>& bounds) {
+  const double sum = std::accumulate(given.begin(), given.end(), 0.0);
+  ASSERT_EQ(bounds.size(), given.size() + 1);
+  EXPECT_EQ(bounds.front(), 0);
+  EXPECT_EQ(bounds.back(), height);
+  std::size_t last = given.size() - 1;
+  while (given[last] == 0) --last;
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    const int rows = bounds[i + 1] - bounds[i];
+    const double exact = given[i] / sum * height;
+    EXPECT_GE(rows, 0) << "band " << i;
+    if (given[i] == 0) {
+      EXPECT_EQ(rows, 0) << "band " << i << " has fraction 0";
+    }
+    const int extra = i == last ? height % quantum : 0;
+    EXPECT_GE(rows, extra) << "band " << i;
+    EXPECT_EQ((rows - extra) % quantum, 0) << "band " << i << " is not whole quanta";
+    EXPECT_LT(std::abs(rows - exact), quantum + 1e-9) << "band " << i << " is off its share";
+  }
+}
+
+std::vector<int> checked_bands(int height, const Fractions& f, int quantum) {
+  std::vector<int> b = band_boundaries(height, f, quantum);
+  expect_valid_bands(height, f, quantum, b);
+  return b;
+}
+
+TEST(BandBoundaries, SplitsByFraction) {
+  EXPECT_EQ(checked_bands(1080, {0.25, 0.75}, 1), (std::vector<int>{0, 270, 1080}));
+  EXPECT_EQ(checked_bands(1080, {1, 3}, 1), (std::vector<int>{0, 270, 1080}));  // normalised
+  EXPECT_EQ(checked_bands(1080, {1}, 1), (std::vector<int>{0, 1080}));
+  EXPECT_EQ(checked_bands(3, {1, 1, 1}, 1), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(checked_bands(100, {0.1, 0.2, 0.3, 0.4}, 1), (std::vector<int>{0, 10, 30, 60, 100}));
+}
+
+TEST(BandBoundaries, WholeQuantaAndTheRemainderLast) {
+  // 1080 = 67 quanta of 16 + 8 rows; the last band gets the 8 rows on top of its quanta.
+  EXPECT_EQ(checked_bands(1080, {0.5, 0.5}, 16), (std::vector<int>{0, 544, 1080}));
+  EXPECT_EQ(checked_bands(1081, {0.25, 0.75}, 8), (std::vector<int>{0, 272, 1081}));
+  // Largest remainder: 10 quanta as 3.3/3.3/3.4 give 3/3/4.
+  EXPECT_EQ(checked_bands(40, {0.33, 0.33, 0.34}, 4), (std::vector<int>{0, 12, 24, 40}));
+}
+
+TEST(BandBoundaries, ZeroFractionsGiveEmptyBands) {
+  EXPECT_EQ(checked_bands(100, {0.5, 0, 0.5}, 1), (std::vector<int>{0, 50, 50, 100}));
+  EXPECT_EQ(checked_bands(100, {0, 1}, 1), (std::vector<int>{0, 0, 100}));
+  // The last non-empty band, not the last band, takes the remainder.
+  EXPECT_EQ(checked_bands(10, {0.5, 0.5, 0}, 4), (std::vector<int>{0, 4, 10, 10}));
+  EXPECT_EQ(checked_bands(17, {0, 1, 0}, 8), (std::vector<int>{0, 0, 17, 17}));
+}
+
+TEST(BandBoundaries, TinyHeights) {
+  EXPECT_EQ(checked_bands(0, {0.5, 0.5}, 1), (std::vector<int>{0, 0, 0}));
+  EXPECT_EQ(checked_bands(1, {0.3, 0.7}, 1), (std::vector<int>{0, 0, 1}));
+  EXPECT_EQ(checked_bands(1, {0.7, 0.3}, 1), (std::vector<int>{0, 1, 1}));
+  EXPECT_EQ(checked_bands(1, {0.5, 0.5}, 1), (std::vector<int>{0, 1, 1}));  // tie: earlier band
+  // Less than a quantum: it all goes to the last non-empty band.
+  EXPECT_EQ(checked_bands(5, {0.5, 0.5}, 16), (std::vector<int>{0, 0, 5}));
+  EXPECT_EQ(checked_bands(5, {0.9, 0.1, 0}, 16), (std::vector<int>{0, 0, 5, 5}));
+  // A share too small for a quantum of its own still gets the remainder rows.
+  EXPECT_EQ(checked_bands(33, {0.99, 0.01}, 16), (std::vector<int>{0, 32, 33}));
+}
+
+TEST(BandBoundaries, RejectsBadInput) {
+  EXPECT_THROW(band_boundaries(100, Fractions{0, 0}, 1), Error);
+  EXPECT_THROW(band_boundaries(100, Fractions{}, 1), Error);
+  EXPECT_THROW(band_boundaries(100, Fractions{-0.1, 1.1}, 1), Error);
+  EXPECT_THROW(band_boundaries(100, Fractions{std::nan(""), 1}, 1), Error);
+  EXPECT_THROW(band_boundaries(100, Fractions{std::numeric_limits<double>::infinity(), 1}, 1),
+               Error);
+  EXPECT_THROW(band_boundaries(100, Fractions{0.5, 0.5}, 0), Error);
+  EXPECT_THROW(band_boundaries(-1, Fractions{0.5, 0.5}, 1), Error);
+  try {
+    band_boundaries(100, Fractions{0.5, -2}, 1);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("-2"), std::string::npos) << e.what();
+  }
+}
+
+TEST(BandBoundaries, RandomisedProperties) {
+  std::mt19937 rng(20240611);
+  auto uniform = [&](int lo, int hi) { return lo + static_cast<int>(rng() % (hi - lo + 1)); };
+  for (int trial = 0; trial < 20000; ++trial) {
+    const int n = uniform(1, 6);
+    Fractions f(n);
+    for (double& x : f) {
+      const int kind = uniform(0, 9);
+      x = kind < 2 ? 0.0 : kind < 3 ? 1e-6 * uniform(1, 1000) : uniform(1, 1000000) / 1e3;
+    }
+    if (std::all_of(f.begin(), f.end(), [](double x) { return x == 0; })) f[uniform(0, n - 1)] = 1;
+    const int height = uniform(0, 9) == 0 ? uniform(0, 3) : uniform(0, 5000);
+    const int quantum = uniform(0, 3) == 0 ? 1 : uniform(1, 64);
+    SCOPED_TRACE("trial " + std::to_string(trial) + ": height " + std::to_string(height) +
+                 ", quantum " + std::to_string(quantum));
+    checked_bands(height, f, quantum);
+    if (HasFailure()) return;
+  }
+}
+
+// ---------------------------------------------------------------- static and single
+
+std::string error_of(std::string_view spec, std::size_t devices) {
+  try {
+    make_split_policy(spec, devices);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+TEST(StaticPolicy, GivesTheFractions) {
+  auto p = make_split_policy("static:0.3,0.7", 2);
+  EXPECT_EQ(p->fractions(), (Fractions{0.3, 0.7}));
+  EXPECT_EQ(p->name(), "static:0.3,0.7");
+  EXPECT_TRUE(p->state().empty());
+  auto q = make_split_policy(" static: 1 , 3 ", 2);  // normalised
+  EXPECT_EQ(q->fractions(), (Fractions{0.25, 0.75}));
+  EXPECT_EQ(q->name(), "static:0.25,0.75");
+  EXPECT_EQ(make_split_policy("static:0,1", 2)->fractions(), (Fractions{0, 1}));
+}
+
+TEST(StaticPolicy, MalformedSpecsSayWhatIsExpected) {
+  for (const char* spec :
+       {"static:0.5", "static:0.5,0.2,0.3", "static:", "static:0.5,,0.5", "static:0.5,abc",
+        "static:0.5,0.5x", "static:-1,2", "static:0,0", "static:nan,1", "static:inf,1"}) {
+    const std::string message = error_of(spec, 2);
+    EXPECT_NE(message.find(spec), std::string::npos) << spec << " -> " << message;
+  }
+  EXPECT_NE(error_of("static:0.5", 2).find("1 fraction for 2 devices"), std::string::npos)
+      << error_of("static:0.5", 2);
+  EXPECT_NE(error_of("static:0.5", 2).find("static:F1,...,F2"), std::string::npos);
+}
+
+TEST(SplitPolicySpec, UnknownSpecsListTheValidForms) {
+  for (const char* spec : {"chunks:4", "fastest", "Adaptive", "static", "single:1"}) {
+    const std::string message = error_of(spec, 2);
+    for (const char* form : {"\"adaptive\"", "\"static:F1,...,F2\"", "\"single\""}) {
+      EXPECT_NE(message.find(form), std::string::npos) << spec << " -> " << message;
+    }
+    EXPECT_NE(message.find(spec), std::string::npos) << message;
+  }
+  EXPECT_THROW(make_split_policy("adaptive", 0), Error);
+  EXPECT_EQ(make_split_policy("", 2)->name(), "adaptive");
+  EXPECT_EQ(make_split_policy("adaptive", 2)->name(), "adaptive");
+}
+
+TEST(StaticPolicy, RemoveRenormalises) {
+  auto p = make_split_policy("static:0.2,0.3,0.5", 3);
+  p->remove(1);
+  const Fractions f = p->fractions();
+  EXPECT_NEAR(f[0], 0.2 / 0.7, 1e-12);
+  EXPECT_EQ(f[1], 0);
+  EXPECT_NEAR(f[2], 0.5 / 0.7, 1e-12);
+  EXPECT_THROW(p->remove(3), Error);
+  p->remove(0);
+  EXPECT_EQ(p->fractions(), (Fractions{0, 0, 1}));
+  p->remove(2);
+  EXPECT_THROW(p->fractions(), Error);
+
+  // The devices left had no share: they split the frame equally rather than drop it.
+  auto q = make_split_policy("static:1,0,0", 3);
+  q->remove(0);
+  EXPECT_EQ(q->fractions(), (Fractions{0, 0.5, 0.5}));
+}
+
+TEST(SinglePolicy, EverythingToTheFirstDeviceLeft) {
+  auto p = make_split_policy("single", 3);
+  EXPECT_EQ(p->name(), "single");
+  EXPECT_EQ(p->fractions(), (Fractions{1, 0, 0}));
+  p->observe(std::vector<BandTiming>(3));
+  p->remove(0);
+  EXPECT_EQ(p->fractions(), (Fractions{0, 1, 0}));
+  p->remove(1);
+  p->remove(2);
+  EXPECT_THROW(p->fractions(), Error);
+}
+
+// ---------------------------------------------------------------- adaptive: the interface
+
+TEST(AdaptivePolicy, StartsEqualOrFromTheHint) {
+  auto p = make_split_policy("adaptive", 4);
+  EXPECT_EQ(p->fractions(), (Fractions{0.25, 0.25, 0.25, 0.25}));
+  EXPECT_EQ(p->state(), (Fractions{0.25, 0.25, 0.25, 0.25}));
+  auto q = make_adaptive_policy(2, {1, 3});
+  EXPECT_EQ(q->fractions(), (Fractions{0.25, 0.75}));
+  EXPECT_EQ(q->fractions(), q->fractions());  // asking again changes nothing
+  EXPECT_EQ(q->state(), (Fractions{0.25, 0.75}));
+  EXPECT_THROW(make_adaptive_policy(2, {1, 2, 3}), Error);
+  EXPECT_THROW(make_adaptive_policy(2, {0, 0}), Error);
+  EXPECT_THROW(make_adaptive_policy(2, {-1, 2}), Error);
+  EXPECT_THROW(make_adaptive_policy(0), Error);
+  EXPECT_THROW(q->observe(std::vector<BandTiming>(3)), Error);
+}
+
+TEST(AdaptivePolicy, RemoveAndTheLastDevice) {
+  auto p = make_adaptive_policy(3);
+  p->remove(1);
+  EXPECT_EQ(p->fractions(), (Fractions{0.5, 0, 0.5}));
+  p->observe(std::vector<BandTiming>{{50, 5.0}, {0, 0}, {50, 5.0}});
+  p->observe(std::vector<BandTiming>{{50, 5.0}, {0, 0}, {50, 5.0}});
+  EXPECT_EQ(p->fractions()[1], 0);
+  EXPECT_THROW(p->remove(7), Error);
+  p->remove(0);
+  EXPECT_EQ(p->fractions(), (Fractions{0, 0, 1}));
+  p->remove(2);
+  EXPECT_THROW(p->fractions(), Error);
+  EXPECT_TRUE(p->state().empty());  // nothing worth persisting
+}
+
+// ---------------------------------------------------------------- adaptive: simulated devices
+
+struct SimDevice {
+  double rows_per_ms = 1;
+  double overhead_ms = 0;
+};
+
+// Devices that take overhead + rows / speed for a band, times noise; each device's first band is
+// `warm_up` times slower (program builds). A frame takes as long as its slowest device.
+class Simulation {
+ public:
+  enum class Noise { uniform, gaussian };
+
+  Simulation(std::vector<SimDevice> devices, int height, double noise = 0,
+             Noise kind = Noise::uniform, std::uint32_t seed = 1)
+      : devices(std::move(devices)),
+        height(height),
+        noise_(noise),
+        kind_(kind),
+        rng_(seed),
+        started_(this->devices.size(), false) {}
+
+  std::vector<SimDevice> devices;
+  int height;
+  int quantum = 1;
+  double warm_up = 1;
+  std::vector<double> spikes;  // one-off slowdown factor per device for the next frame (0: none)
+
+  struct Frame {
+    Fractions fractions;
+    std::vector<int> rows;
+    double ms = 0;
+  };
+
+  Frame step(SplitPolicy& policy) {
+    Frame frame;
+    frame.fractions = policy.fractions();
+    check_fractions(frame.fractions);
+    const std::vector<int> bounds = band_boundaries(height, frame.fractions, quantum);
+    std::vector<BandTiming> timings(devices.size());
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      const int rows = bounds[i + 1] - bounds[i];
+      frame.rows.push_back(rows);
+      timings[i].rows = rows;
+      if (rows == 0) continue;
+      double ms = (devices[i].overhead_ms + rows / devices[i].rows_per_ms) * noise();
+      if (!started_[i]) ms *= warm_up;
+      if (i < spikes.size() && spikes[i] > 0) ms *= spikes[i];
+      started_[i] = true;
+      timings[i].ms = ms;
+      frame.ms = std::max(frame.ms, ms);
+    }
+    spikes.clear();
+    policy.observe(timings);
+    return frame;
+  }
+
+  std::vector<Frame> run(SplitPolicy& policy, int frames) {
+    std::vector<Frame> out;
+    for (int k = 0; k < frames; ++k) out.push_back(step(policy));
+    return out;
+  }
+
+  // The fractions that make every device finish together, found by bisection on the finishing
+  // time: device i computes max(0, (T - overhead_i) * speed_i) rows by time T.
+  Fractions optimum() const { return optimum_and_time().first; }
+  double optimal_time() const { return optimum_and_time().second; }
+
+  // The noiseless frame time of `f`.
+  double time_of(const Fractions& f) const {
+    double t = 0;
+    for (std::size_t i = 0; i < f.size(); ++i) {
+      if (f[i] > 0) {
+        t = std::max(t, devices[i].overhead_ms + f[i] * height / devices[i].rows_per_ms);
+      }
+    }
+    return t;
+  }
+
+ private:
+  std::pair<Fractions, double> optimum_and_time() const {
+    auto rows_by = [&](double t) {
+      Fractions rows;
+      for (const SimDevice& d : devices)
+        rows.push_back(std::max(0.0, (t - d.overhead_ms)) * d.rows_per_ms);
+      return rows;
+    };
+    double lo = 0, hi = 1e9;
+    for (int k = 0; k < 200; ++k) {
+      const double mid = (lo + hi) / 2;
+      const Fractions rows = rows_by(mid);
+      (std::accumulate(rows.begin(), rows.end(), 0.0) < height ? lo : hi) = mid;
+    }
+    Fractions f = rows_by(hi);
+    const double sum = std::accumulate(f.begin(), f.end(), 0.0);
+    for (double& x : f) x /= sum;
+    return {f, hi};
+  }
+
+  static void check_fractions(const Fractions& f) {
+    double sum = 0;
+    for (double x : f) {
+      EXPECT_GE(x, 0);
+      sum += x;
+    }
+    EXPECT_NEAR(sum, 1, 1e-9);
+  }
+
+  double uniform01() { return (rng_() + 0.5) / 4294967296.0; }
+  double noise() {
+    if (noise_ == 0) return 1;
+    if (kind_ == Noise::uniform) return 1 + noise_ * (2 * uniform01() - 1);
+    const double z =
+        std::sqrt(-2 * std::log(uniform01())) * std::cos(6.283185307179586 * uniform01());
+    return std::max(0.2, 1 + noise_ * z);
+  }
+
+  double noise_;
+  Noise kind_;
+  std::mt19937 rng_;
+  std::vector<bool> started_;
+};
+
+// The largest error of `f` relative to `optimum`, over the devices the optimum uses; a device it
+// leaves out counts as fully wrong when it gets rows.
+double relative_error(const Fractions& f, const Fractions& optimum) {
+  double e = 0;
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    e = std::max(e, optimum[i] > 0 ? std::abs(f[i] - optimum[i]) / optimum[i] : f[i] > 0 ? 1 : 0);
+  }
+  return e;
+}
+
+// The first frame from which on every frame up to `end` is within `tolerance` of `optimum`;
+// frames.size() when there is none.
+std::size_t converged_from(const std::vector<Simulation::Frame>& frames, const Fractions& optimum,
+                           double tolerance, std::size_t begin = 0,
+                           std::size_t end = std::numeric_limits<std::size_t>::max()) {
+  end = std::min(end, frames.size());
+  std::size_t first = end;
+  for (std::size_t k = end; k-- > begin;) {
+    if (relative_error(frames[k].fractions, optimum) > tolerance) break;
+    first = k;
+  }
+  return first == end ? frames.size() : first;
+}
+
+// The first frame from which `device` gets no rows, except in probes (shares of at most 1/8);
+// frames.size() when there is none.
+std::size_t out_from(const std::vector<Simulation::Frame>& frames, std::size_t device) {
+  std::size_t first = frames.size();
+  for (std::size_t k = frames.size(); k-- > 0;) {
+    if (frames[k].rows[device] == 0) {
+      first = k;
+    } else if (frames[k].fractions[device] > 0.125) {
+      break;
+    }
+  }
+  return first;
+}
+
+struct Stats {
+  double mean = 0, stddev = 0;
+};
+
+Stats fraction_stats(const std::vector<Simulation::Frame>& frames, std::size_t device,
+                     std::size_t begin, std::size_t end) {
+  Stats s;
+  for (std::size_t k = begin; k < end; ++k) s.mean += frames[k].fractions[device];
+  s.mean /= static_cast<double>(end - begin);
+  for (std::size_t k = begin; k < end; ++k) {
+    s.stddev += std::pow(frames[k].fractions[device] - s.mean, 2);
+  }
+  s.stddev = std::sqrt(s.stddev / static_cast<double>(end - begin));
+  return s;
+}
+
+std::string show(const Fractions& f) {
+  std::string out;
+  for (double x : f) {
+    if (!out.empty()) out += ' ';
+    out += std::to_string(x);
+  }
+  return out;
+}
+
+// Speeds 1:3 and a small overhead: within 5% of the optimum by frame 5 (frame 0 is warm-up).
+TEST(AdaptiveSimulation, FixedSpeedsConvergeWithinFiveFrames) {
+  Simulation sim({{20, 0.3}, {60, 0.3}}, 1080);
+  const Fractions optimum = sim.optimum();
+  EXPECT_NEAR(optimum[1], 0.75, 1e-9);
+  auto policy = make_adaptive_policy(2);
+  const auto frames = sim.run(*policy, 60);
+  const std::size_t from = converged_from(frames, optimum, 0.05);
+  std::cout << "1:3 fixed: within 5% from frame " << from << ", within 1% from frame "
+            << converged_from(frames, optimum, 0.01) << ", last " << show(frames.back().fractions)
+            << ", optimum " << show(optimum) << "\n";
+  EXPECT_LE(from, 5u);
+  const Fractions& f = frames.back().fractions;
+  EXPECT_NEAR(f[1] / f[0], optimum[1] / optimum[0], 0.05 * optimum[1] / optimum[0]);
+  EXPECT_LT(sim.time_of(f), 1.02 * sim.optimal_time());
+}
+
+TEST(AdaptiveSimulation, ThreeDevicesWithOverheadsConverge) {
+  Simulation sim({{10, 0.5}, {25, 1.0}, {50, 0.2}}, 2160);
+  sim.quantum = 4;
+  const Fractions optimum = sim.optimum();
+  auto policy = make_adaptive_policy(3);
+  const auto frames = sim.run(*policy, 60);
+  const std::size_t from = converged_from(frames, optimum, 0.05);
+  std::cout << "1:2.5:5 fixed: within 5% from frame " << from << ", last "
+            << show(frames.back().fractions) << ", optimum " << show(optimum) << "\n";
+  EXPECT_LE(from, 5u);
+  EXPECT_LT(sim.time_of(frames.back().fractions), 1.02 * sim.optimal_time());
+}
+
+// Noisy timings: the fractions still converge and do not jitter.
+void expect_steady_under_noise(Simulation::Noise kind, double noise, std::uint32_t seed) {
+  Simulation sim({{20, 0.3}, {60, 0.3}}, 1080, noise, kind, seed);
+  const Fractions optimum = sim.optimum();
+  auto policy = make_adaptive_policy(2);
+  const auto frames = sim.run(*policy, 200);
+  const Stats fast = fraction_stats(frames, 1, 150, 200);
+  double mean_time = 0;
+  for (std::size_t k = 150; k < 200; ++k) mean_time += sim.time_of(frames[k].fractions) / 50;
+  std::cout << (kind == Simulation::Noise::uniform ? "uniform" : "gaussian") << " noise " << noise
+            << ", seed " << seed << ": fast fraction over the last 50 frames " << fast.mean
+            << " +- " << fast.stddev << " (optimum " << optimum[1] << "), noiseless time "
+            << mean_time / sim.optimal_time() << "x the optimum\n";
+  EXPECT_NEAR(fast.mean, optimum[1], 0.02);
+  EXPECT_LT(fast.stddev, 0.02);
+  EXPECT_LT(mean_time, 1.04 * sim.optimal_time());
+  // Converged early, too: the fast device's mean over frames 10..50.
+  EXPECT_NEAR(fraction_stats(frames, 1, 10, 50).mean, optimum[1], 0.02);
+}
+
+TEST(AdaptiveSimulation, UniformNoiseConvergesWithoutJitter) {
+  for (std::uint32_t seed : {1u, 2u, 3u})
+    expect_steady_under_noise(Simulation::Noise::uniform, 0.1, seed);
+}
+
+TEST(AdaptiveSimulation, GaussianNoiseConvergesWithoutJitter) {
+  for (std::uint32_t seed : {1u, 2u, 3u})
+    expect_steady_under_noise(Simulation::Noise::gaussian, 0.1, seed);
+}
+
+// One device suddenly 2x slower: the policy takes it as a new level, not as outliers forever.
+void expect_reconverges(std::size_t device, double slowdown, double noise, std::size_t within) {
+  Simulation sim({{20, 0.3}, {60, 0.3}}, 1080, noise);
+  auto policy = make_adaptive_policy(2);
+  auto frames = sim.run(*policy, 40);
+  sim.devices[device].rows_per_ms /= slowdown;
+  const Fractions optimum = sim.optimum();
+  const auto after = sim.run(*policy, 60);
+  frames.insert(frames.end(), after.begin(), after.end());
+  const std::size_t from = converged_from(frames, optimum, 0.05, 40) - 40;
+  std::cout << "device " << device << " " << slowdown << "x slower at frame 40 (noise " << noise
+            << "): within 5% of " << show(optimum) << " after " << from << " frames, last "
+            << show(frames.back().fractions) << "\n";
+  EXPECT_LE(from, within);
+}
+
+TEST(AdaptiveSimulation, DeviceTwiceSlowerReconverges) {
+  expect_reconverges(1, 2.0, 0, 10);
+  expect_reconverges(0, 2.0, 0, 10);
+  expect_reconverges(1, 2.0, 0.05, 10);
+  expect_reconverges(1, 0.5, 0, 10);  // twice faster
+}
+
+TEST(AdaptiveSimulation, ModeratelySlowerReconverges) {
+  expect_reconverges(1, 1.3, 0, 10);
+  expect_reconverges(1, 1.3, 0.05, 12);
+}
+
+// A slow device whose overhead exceeds what the fast one needs for the whole frame sits out,
+// comes back when the frame grows or it speeds up, and leaves again.
+TEST(AdaptiveSimulation, OverheadDominatedDeviceLeavesAndRejoins) {
+  Simulation sim({{10, 0.2}, {0.5, 8.0}}, 64);
+  ASSERT_EQ(sim.optimum()[1], 0);  // 8 ms of overhead against 6.6 ms for the whole frame on 0
+  auto policy = make_adaptive_policy(2);
+  auto small = sim.run(*policy, 200);
+  int probes = 0;
+  double mean_time = 0;
+  for (std::size_t k = 10; k < small.size(); ++k) {
+    probes += small[k].rows[1] > 0;
+    mean_time += small[k].ms / static_cast<double>(small.size() - 10);
+  }
+  const std::size_t out = out_from(small, 1);
+  std::cout << "64 rows: device 1 out from frame " << out << "; " << probes
+            << " probe frames in frames 10-199; mean frame " << mean_time << " ms (optimum "
+            << sim.optimal_time() << ")\n";
+  EXPECT_LE(out, 10u);
+  for (std::size_t k = 10; k < small.size(); ++k) {
+    EXPECT_TRUE(small[k].rows[1] == 0 || small[k].fractions[1] <= 0.05) << "frame " << k;
+  }
+  EXPECT_LE(probes, 12);
+  EXPECT_LT(mean_time, 1.05 * sim.optimal_time());
+  EXPECT_EQ(policy->state()[1], 0);
+
+  // A big frame: the overhead pays off now.
+  sim.height = 1080;
+  Fractions optimum = sim.optimum();
+  ASSERT_GT(optimum[1], 0.03);
+  const auto big = sim.run(*policy, 20);
+  std::size_t from = converged_from(big, optimum, 0.05);
+  std::cout << "1080 rows: within 5% of " << show(optimum) << " from frame " << from << ", last "
+            << show(big.back().fractions) << "\n";
+  EXPECT_LE(from, 2u);
+
+  // Small again: it leaves again.
+  sim.height = 64;
+  const auto again = sim.run(*policy, 20);
+  from = out_from(again, 1);
+  std::cout << "64 rows again: device 1 out from frame " << from << "\n";
+  EXPECT_LE(from, 2u);
+
+  // It gets much faster with little overhead: a probe notices and it rejoins.
+  sim.devices[1] = {5, 0.5};
+  optimum = sim.optimum();
+  const auto faster = sim.run(*policy, 100);
+  from = converged_from(faster, optimum, 0.05);
+  std::cout << "device 1 sped up: within 5% of " << show(optimum) << " from frame " << from
+            << ", last " << show(faster.back().fractions) << "\n";
+  EXPECT_LE(from, 64u + 10u);
+}
+
+// The first band of each device is 50x slower (program builds): it changes nothing.
+TEST(AdaptiveSimulation, WarmUpFrameDoesNotDisturb) {
+  Simulation base({{20, 0.3}, {60, 0.3}}, 1080);
+  Simulation slow = base;
+  slow.warm_up = 50;
+  auto p = make_adaptive_policy(2);
+  auto q = make_adaptive_policy(2);
+  const auto expected = base.run(*p, 30);
+  const auto frames = slow.run(*q, 30);
+  for (std::size_t k = 0; k < frames.size(); ++k) {
+    EXPECT_EQ(frames[k].fractions, expected[k].fractions) << "frame " << k;
+  }
+  EXPECT_LE(converged_from(frames, slow.optimum(), 0.05), 2u);
+  std::cout << "50x warm-up frame: fractions at frame 2 " << show(frames[2].fractions) << "\n";
+}
+
+// A single spike later on (the OS took the core, a display refresh) is ignored.
+TEST(AdaptiveSimulation, OneOffSpikeIsIgnored) {
+  Simulation sim({{20, 0.3}, {60, 0.3}}, 1080);
+  auto policy = make_adaptive_policy(2);
+  sim.run(*policy, 40);
+  const Fractions before = policy->fractions();
+  sim.spikes = {1, 50};
+  sim.step(*policy);
+  EXPECT_EQ(policy->fractions(), before);
+  sim.spikes = {0.1, 1};
+  sim.step(*policy);
+  EXPECT_EQ(policy->fractions(), before);
+  sim.run(*policy, 5);
+  EXPECT_EQ(policy->fractions(), before);
+
+  // With noise: the run with spikes follows the run without them, within the noise's jitter.
+  Simulation calm({{20, 0.3}, {60, 0.3}}, 1080, 0.1, Simulation::Noise::uniform, 7);
+  Simulation spiky = calm;
+  auto p = make_adaptive_policy(2);
+  auto q = make_adaptive_policy(2);
+  for (int k = 0; k < 100; ++k) {
+    if (k % 10 == 5) spiky.spikes = {k % 20 == 5 ? 20.0 : 1.0, k % 20 == 5 ? 1.0 : 0.05};
+    const Fractions f = calm.step(*p).fractions;
+    const Fractions g = spiky.step(*q).fractions;
+    EXPECT_NEAR(f[1], g[1], 0.02) << "frame " << k;
+  }
+}
+
+// A device that starts out of the split (a learnt ratio said so) gets probed; its first probe is
+// its warm-up; it joins when it helps.
+TEST(AdaptiveSimulation, DeviceStartingOutIsProbedAndJoins) {
+  Simulation sim({{20, 0.3}, {60, 0.3}}, 1080);
+  sim.warm_up = 50;
+  auto policy = make_adaptive_policy(2, {0, 1});
+  EXPECT_EQ(policy->fractions(), (Fractions{0, 1}));
+  const auto frames = sim.run(*policy, 40);
+  const std::size_t from = converged_from(frames, sim.optimum(), 0.05);
+  std::cout << "starting out: within 5% from frame " << from << "\n";
+  EXPECT_LE(from, 16u);
+}
+
+// A learnt ratio that is right stays as it is.
+TEST(AdaptiveSimulation, RightHintIsKept) {
+  Simulation sim({{20, 0.3}, {60, 0.3}}, 1080, 0.02);
+  auto policy = make_adaptive_policy(2, {0.25, 0.75});
+  const auto frames = sim.run(*policy, 40);
+  EXPECT_EQ(converged_from(frames, sim.optimum(), 0.03), 0u);
+  const Fractions learnt = policy->state();
+  EXPECT_NEAR(learnt[1], 0.75, 0.01);
+}
+
+// A device removed mid-run: the others take its rows at once, in the right ratio.
+TEST(AdaptiveSimulation, RemovedDeviceRowsGoToTheOthers) {
+  Simulation sim({{10, 0.2}, {20, 0.2}, {30, 0.2}}, 1080);
+  auto policy = make_adaptive_policy(3);
+  sim.run(*policy, 20);
+  policy->remove(1);
+  sim.devices[1].rows_per_ms = 1e-3;  // it would be hopeless if it still got rows
+  const auto frames = sim.run(*policy, 10);
+  Simulation two({{10, 0.2}, {30, 0.2}}, 1080);
+  const Fractions pair = two.optimum();
+  const Fractions optimum = {pair[0], 0, pair[1]};
+  EXPECT_EQ(converged_from(frames, optimum, 0.05), 0u) << show(frames[0].fractions);
+}
+
+// Failed frames (ok = false) and missing timings teach nothing.
+TEST(AdaptiveSimulation, FailedTimingsAreIgnored) {
+  auto policy = make_adaptive_policy(2);
+  for (int k = 0; k < 10; ++k) {
+    policy->observe(std::vector<BandTiming>{{540, 27.0}, {540, 1e6, false}});
+  }
+  EXPECT_EQ(policy->fractions(), (Fractions{0.5, 0.5}));
+  policy->observe(std::vector<BandTiming>{{540, 0.0}, {540, std::nan("")}});
+  EXPECT_EQ(policy->fractions(), (Fractions{0.5, 0.5}));
+}
+
+}  // namespace
+}  // namespace tandem

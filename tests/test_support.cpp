@@ -1,0 +1,91 @@
+#include "test_support.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+namespace tandem::test {
+
+std::vector<std::string> device_ids() {
+  std::vector<std::string> ids;
+  for (const auto& d : enumerate_devices()) ids.push_back(d.id);
+  return ids;
+}
+
+Frame random_frame(int width, int height, PixelFormat format, std::uint32_t seed, float scale,
+                   std::size_t row_alignment) {
+  Frame f(width, height, format, row_alignment);
+  std::mt19937 rng(seed);
+  for (int y = 0; y < height; ++y) {
+    if (format == PixelFormat::rgba8) {
+      std::uint8_t* row = f.row(y);
+      for (int i = 0; i < 4 * width; ++i) row[i] = static_cast<std::uint8_t>(rng() >> 24);
+    } else {
+      std::uniform_real_distribution<float> dist(0.0f, scale);
+      float* row = f.row_as<float>(y);
+      for (int i = 0; i < 4 * width; ++i) row[i] = dist(rng);
+    }
+  }
+  return f;
+}
+
+namespace {
+
+template <typename Fn>
+void for_each_value(const Frame& a, const Frame& b, Fn fn) {
+  if (a.width() != b.width() || a.height() != b.height() || a.format() != b.format()) {
+    throw Error("frames of different size or format compared");
+  }
+  for (int y = 0; y < a.height(); ++y) {
+    for (int i = 0; i < 4 * a.width(); ++i) {
+      if (a.format() == PixelFormat::rgba8) {
+        fn(std::abs(int(a.row(y)[i]) - int(b.row(y)[i])));
+      } else {
+        const float u = a.row_as<float>(y)[i];
+        const float v = b.row_as<float>(y)[i];
+        fn(std::isnan(u) != std::isnan(v) ? INFINITY : std::abs(double(u) - double(v)));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+double max_difference(const Frame& a, const Frame& b) {
+  double worst = 0;
+  for_each_value(a, b, [&](double d) { worst = std::max(worst, d); });
+  return worst;
+}
+
+std::size_t count_differences(const Frame& a, const Frame& b, double tolerance) {
+  std::size_t n = 0;
+  for_each_value(a, b, [&](double d) { n += d > tolerance; });
+  return n;
+}
+
+Frame run_graph(const std::string& graph, const Frame& input, const std::string& devices,
+                const std::string& split, bool fuse) {
+  DeviceSet set = DeviceSet::open(devices);
+  PipelineOptions options;
+  options.split = split;
+  options.fuse = fuse;
+  options.persist_split = false;
+  Pipeline pipeline(set, Graph::parse(graph), options);
+  Frame output;
+  pipeline.process(input, output);
+  return output;
+}
+
+Frame run_reference(const std::string& graph, const Frame& input) {
+  Graph g = Graph::parse(graph);
+  if (g.nodes().size() != 1) throw Error("run_reference takes a single filter");
+  const GraphNode& node = g.nodes()[0];
+  auto filter = node.spec->make(node.params);
+  const PixelFormat format = filter->output_format(std::vector<PixelFormat>{input.format()});
+  Frame output(input.width(), input.height(), format);
+  const Frame* inputs[] = {&input};
+  filter->reference(inputs, output);
+  return output;
+}
+
+}  // namespace tandem::test
