@@ -248,14 +248,14 @@ class Simulation {
  public:
   enum class Noise { uniform, gaussian };
 
-  Simulation(std::vector<SimDevice> devices, int height, double noise = 0,
+  Simulation(std::vector<SimDevice> sim_devices, int rows, double noise = 0,
              Noise kind = Noise::uniform, std::uint32_t seed = 1)
-      : devices(std::move(devices)),
-        height(height),
+      : devices(std::move(sim_devices)),
+        height(rows),
         noise_(noise),
         kind_(kind),
         rng_(seed),
-        started_(this->devices.size(), false) {}
+        started_(devices.size(), false) {}
 
   std::vector<SimDevice> devices;
   int height;

@@ -19,6 +19,12 @@ Error::Error(int status, std::string call, std::string doing, std::string build_
       call_(std::move(call)),
       build_log_(std::move(build_log)) {}
 
+Error::Error(const std::string& prefix, const Error& cause)
+    : std::runtime_error(prefix + cause.what()),
+      status_(cause.status_),
+      call_(cause.call_),
+      build_log_(cause.build_log_) {}
+
 std::string cl_status_name(int status) {
   switch (status) {
 #define TANDEM_CL_STATUS(name) \

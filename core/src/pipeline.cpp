@@ -45,8 +45,12 @@ const char* element_type(PixelFormat f) { return f == PixelFormat::rgba8 ? "ucha
 // A device failed while enqueuing or running its band.
 struct DeviceFailure {
   std::size_t device;
-  std::string what;
+  Error error;
 };
+
+DeviceFailure failure(std::size_t device, const cl::Error& e, const std::string& doing) {
+  return {device, Error(e.err(), e.what(), doing)};
+}
 
 // One pass over a band: a stencil filter, or a fused chain of point-wise filters.
 struct Pass {
@@ -472,8 +476,7 @@ void Pipeline::Impl::run_frame(const Frame& input, Frame& output, std::span<cons
                                                 input.capacity());
       device.queue().enqueueUnmapMemObject(in, p);
     } catch (const cl::Error& e) {
-      throw DeviceFailure{d, std::string("handing it the input frame: ") + e.what() +
-                                 " failed with " + cl_status_name(e.err())};
+      throw failure(d, e, "handing it the input frame");
     }
   }
 
@@ -490,9 +493,9 @@ void Pipeline::Impl::run_frame(const Frame& input, Frame& output, std::span<cons
                    collect_stats);
       devices[d].queue().flush();
     } catch (const Error& e) {
-      throw DeviceFailure{d, e.what()};
+      throw DeviceFailure{d, e};
     } catch (const cl::Error& e) {
-      throw DeviceFailure{d, std::string(e.what()) + " failed with " + cl_status_name(e.err())};
+      throw failure(d, e, "enqueuing its band");
     }
   }
 
@@ -502,7 +505,7 @@ void Pipeline::Impl::run_frame(const Frame& input, Frame& output, std::span<cons
     try {
       cl::Event::waitForEvents(events[d]);
     } catch (const cl::Error& e) {
-      throw DeviceFailure{d, "running its band failed with " + cl_status_name(e.err())};
+      throw failure(d, e, "running its band");
     }
   }
   for (auto& f : after) f();
@@ -563,7 +566,12 @@ void Pipeline::Impl::load_split(int width, int height) {
   std::vector<double> fractions;
   double f = 0;
   while (in >> f) fractions.push_back(f);
-  if (fractions.size() == devices.size()) policy = make_adaptive_policy(devices.size(), fractions);
+  if (fractions.size() != devices.size()) return;
+  try {
+    policy = make_adaptive_policy(devices.size(), fractions);
+  } catch (const Error&) {
+    // A damaged file only costs the learning again.
+  }
 }
 
 void Pipeline::Impl::save_split() const {
@@ -651,8 +659,7 @@ void Pipeline::process(const Frame& input, Frame& output) {
       } catch (const DeviceFailure& f) {
         // Take the device out of the split and redo the frame on the others; never silently.
         const auto& info = m.devices[f.device].info();
-        const std::string line = "device " + info.id + " (" + info.name + ") failed and left the split: " + f.what;
-        std::cerr << "tandem: " << line << "\n";
+        const std::string line = "device " + info.id + " (" + info.name + ") failed and left the split: " + f.error.what();
         m.report.fallbacks.push_back(line);
         m.report.devices[f.device].failed = true;
         m.failed[f.device] = true;
@@ -662,8 +669,10 @@ void Pipeline::process(const Frame& input, Frame& output) {
           // The queue may be unusable after the failure; it takes no more work either way.
         }
         if (std::count(m.failed.begin(), m.failed.end(), false) == 0) {
-          throw Error("every device failed; the last: " + line);
+          // Nothing is left to fall back on: the run fails with the device's own error.
+          throw Error(m.devices.size() > 1 ? "every device failed; the last: " : "", f.error);
         }
+        std::cerr << "tandem: " << line << "\n";
         m.policy->remove(f.device);
       }
     }

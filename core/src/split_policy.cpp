@@ -274,7 +274,7 @@ class DeviceModel {
   }
 
   // Weighted least squares of ms on rows over the window (weights 1/ms^2: the noise is relative),
-  // when the rows differ enough; otherwise the overhead stays. It is kept at or below every
+  // when the rows differ enough; otherwise the overhead stays. It is kept below 90% of every
   // sample's time so that the cost stays positive.
   void fit_overhead() {
     double min_ms = mean_ms_, min_rows = window_.front().rows, max_rows = min_rows;

@@ -12,6 +12,8 @@ class Error : public std::runtime_error {
   explicit Error(std::string message);
   /// An OpenCL call that returned `status` while tandem was doing `doing`.
   Error(int status, std::string call, std::string doing, std::string build_log = {});
+  /// `cause` with `prefix` put before its message; status, call and build log are kept.
+  Error(const std::string& prefix, const Error& cause);
 
   /// OpenCL status code, 0 when the error is not an OpenCL one.
   int status() const { return status_; }

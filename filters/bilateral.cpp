@@ -1,0 +1,160 @@
+// bilateral: edge-preserving smoothing. Each output pixel is the weighted mean of the pixels
+// within radius = ceil(2 sigma_s) (a square window, reflect-101 borders), weighted by
+//   w = exp(-(dx^2 + dy^2) / (2 sigma_s^2)) * exp(-|c - c0|^2 / (2 sigma_r^2)),
+// |c - c0| the Euclidean distance of the RGB values normalised to 0..1 on 8-bit frames (as
+// stored on float frames). Alpha passes through unchanged: the weights come from colour, and a
+// matte smoothed with them would bleed across the very edges the filter keeps.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include "tandem/error.hpp"
+#include "tandem/filter.hpp"
+
+namespace tandem {
+namespace {
+
+// Reflect-101 for any offset, as tandem_reflect101 in kernels/tandem.clh.
+int reflect101(int i, int n) {
+  const int period = std::max(2 * (n - 1), 1);
+  i = std::abs(i) % period;
+  return i >= n ? period - i : i;
+}
+
+std::string float_literal(float v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9ef", static_cast<double>(v));
+  return text;
+}
+
+class Bilateral final : public Filter {
+ public:
+  explicit Bilateral(const Params& params)
+      : radius_(static_cast<int>(std::ceil(2 * params["sigma_s"]))) {
+    const double sigma_s = params["sigma_s"];
+    const double sigma_r = params["sigma_r"];
+    for (int k = 0; k <= radius_; ++k) {
+      spatial_.push_back(static_cast<float>(std::exp(-k * k / (2 * sigma_s * sigma_s))));
+    }
+    range_scale_rgba8_ = static_cast<float>(1 / (2 * (255 * sigma_r) * (255 * sigma_r)));
+    range_scale_rgba32f_ = static_cast<float>(1 / (2 * sigma_r * sigma_r));
+  }
+
+  int halo() const override { return radius_; }
+
+  void enqueue(BandContext& ctx, std::span<const DeviceImage> inputs,
+               const DeviceImage& output) const override {
+    const DeviceImage& in = inputs[0];
+    const bool u8 = in.format == PixelFormat::rgba8;
+    std::string options = "-DRADIUS=" + std::to_string(radius_) + " -DPIXEL_RGBA8=" +
+                          (u8 ? "1" : "0") + " -DRANGE_SCALE=" +
+                          float_literal(u8 ? range_scale_rgba8_ : range_scale_rgba32f_) +
+                          " -DSPATIAL=";
+    for (int k = 0; k <= radius_; ++k) {
+      if (k) options += ',';
+      options += float_literal(spatial_[k]);
+    }
+
+    static const std::vector<std::string> kSources{"bilateral.cl"};
+    cl::Program program = ctx.program(kSources, options);
+    cl::Kernel kernel = ctx.kernel(program, "bilateral");
+    kernel.setArg(0, in.buffer);
+    kernel.setArg(1, in.first_row);
+    kernel.setArg(2, in.pitch_elements());
+    kernel.setArg(3, output.buffer);
+    kernel.setArg(4, output.first_row);
+    kernel.setArg(5, output.pitch_elements());
+    kernel.setArg(6, ctx.frame_width());
+    kernel.setArg(7, ctx.frame_height());
+    kernel.setArg(8, ctx.y0());
+    ctx.enqueue(kernel, static_cast<std::size_t>(ctx.frame_width() + 3) / 4,
+                static_cast<std::size_t>(ctx.y1() - ctx.y0()), "bilateral");
+  }
+
+  // The kernel's arithmetic in its order, in float, with std::exp where it calls exp.
+  void reference(std::span<const Frame* const> inputs, Frame& output) const override {
+    const Frame& in = *inputs[0];
+    const bool u8 = in.format() == PixelFormat::rgba8;
+    const float range_scale = u8 ? range_scale_rgba8_ : range_scale_rgba32f_;
+    const int width = in.width();
+    const int height = in.height();
+    const int r = radius_;
+    auto pixel = [&](int x, int y, float* v) {
+      for (int c = 0; c < 4; ++c) {
+        v[c] = u8 ? static_cast<float>(in.row(y)[4 * x + c]) : in.row_as<float>(y)[4 * x + c];
+      }
+    };
+    tbb::parallel_for(tbb::blocked_range<int>(0, height), [&](const auto& range) {
+      for (int y = range.begin(); y != range.end(); ++y) {
+        for (int x = 0; x < width; ++x) {
+          float centre[4];
+          pixel(x, y, centre);
+          float weights = 0;
+          float sums[3] = {0, 0, 0};
+          for (int dy = -r; dy <= r; ++dy) {
+            const int ry = reflect101(y + dy, height);
+            for (int dx = -r; dx <= r; ++dx) {
+              float v[4];
+              pixel(reflect101(x + dx, width), ry, v);
+              float dd[3];
+              for (int c = 0; c < 3; ++c) dd[c] = (v[c] - centre[c]) * (v[c] - centre[c]);
+              const float distance2 = dd[0] + dd[1] + dd[2];
+              const float w = spatial_[std::abs(dy)] * spatial_[std::abs(dx)] *
+                              std::exp(-distance2 * range_scale);
+              weights += w;
+              for (int c = 0; c < 3; ++c) sums[c] += w * v[c];
+            }
+          }
+          for (int c = 0; c < 4; ++c) {
+            const float out = c < 3 ? sums[c] / weights : centre[3];
+            if (u8) {
+              output.row(y)[4 * x + c] =
+                  static_cast<std::uint8_t>(std::nearbyint(std::clamp(out, 0.0f, 255.0f)));
+            } else {
+              output.row_as<float>(y)[4 * x + c] = out;
+            }
+          }
+        }
+      }
+    });
+  }
+
+ private:
+  int radius_;
+  std::vector<float> spatial_;  // exp(-k^2 / (2 sigma_s^2)) for k = 0 .. radius
+  float range_scale_rgba8_;
+  float range_scale_rgba32f_;
+};
+
+FilterSpec describe_bilateral() {
+  return {
+      .name = "bilateral",
+      .help = "Edge-preserving smoothing: a Gaussian blur whose weights also fall with the "
+              "colour difference to the centre pixel (radius ceil(2 sigma_s)); alpha unchanged.",
+      .params = {{.name = "sigma_s",
+                  .type = ParamType::real,
+                  .default_value = 3,
+                  .min = 0.5,
+                  .max = 16,
+                  .help = "spatial standard deviation in pixels; the window reaches ceil(2 sigma_s)"},
+                 {.name = "sigma_r",
+                  .type = ParamType::real,
+                  .default_value = 0.1,
+                  .min = 0.01,
+                  .max = 1,
+                  .help = "range standard deviation in normalised intensity (0..1): colour "
+                          "differences well above it are not smoothed across"}},
+      .make = [](const Params& p) { return std::make_unique<Bilateral>(p); },
+  };
+}
+
+TANDEM_REGISTER_FILTER(describe_bilateral);
+
+}  // namespace
+}  // namespace tandem

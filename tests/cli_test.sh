@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The tandem command line end to end: every error case gives one clear line on stderr, a
+# non-zero exit, and leaves nothing at the output path.
+#   cli_test.sh path/to/tandem path/to/data
+set -u
+tandem=$1
+data=$2
+work=$(mktemp -d)
+trap 'chmod -R u+rwx "$work"; rm -rf "$work"' EXIT
+pass=0
+fail=0
+
+# expect_error NAME MESSAGE OUTPUT -- tandem arguments...
+expect_error() {
+  local name=$1 message=$2 output=$3
+  shift 4
+  "$tandem" "$@" >"$work/stdout" 2>"$work/stderr"
+  local rc=$?
+  local problems=""
+  [ "$rc" -ne 0 ] || problems+=" exit code 0;"
+  grep -qF -- "$message" "$work/stderr" || problems+=" stderr lacks '$message';"
+  [ -n "$output" ] && [ -e "$output" ] && problems+=" '$output' exists;"
+  # No temporary file may be left beside the output either.
+  if [ -n "$output" ] && [ -d "$(dirname "$output")" ] &&
+    ls -A "$(dirname "$output")" | grep -q "tandem-"; then
+    problems+=" a temporary file was left;"
+  fi
+  if [ -z "$problems" ]; then
+    pass=$((pass + 1))
+    echo "ok   $name"
+  else
+    fail=$((fail + 1))
+    echo "FAIL $name:$problems"
+    sed 's/^/     stderr: /' "$work/stderr"
+  fi
+}
+
+expect_ok() {
+  local name=$1
+  shift
+  if "$tandem" "$@" >"$work/stdout" 2>"$work/stderr"; then
+    pass=$((pass + 1))
+    echo "ok   $name"
+  else
+    fail=$((fail + 1))
+    echo "FAIL $name: exit code $?"
+    sed 's/^/     stderr: /' "$work/stderr"
+  fi
+}
+
+sample=$data/chelsea.png
+out=$work/out/result.png
+mkdir -p "$work/out"
+
+expect_ok "runs on the sample" -i "$sample" -o "$out" -f "saturation=1.4"
+[ -s "$out" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL no output written"; }
+expect_error "refuses to overwrite without -y" "already exists (use -y" "" -- -i "$sample" -o "$out" -f "saturation=1.4"
+expect_ok "overwrites with -y" -i "$sample" -o "$out" -f "saturation=1.4" -y
+rm -f "$out"
+
+expect_error "missing input" "cannot read '$work/nope.png': no such file" "$out" -- -i "$work/nope.png" -o "$out" -f saturation
+expect_error "input is a directory" "it is a directory" "$out" -- -i "$work" -o "$out" -f saturation
+head -c 20000 "$sample" >"$work/truncated.png"
+expect_error "truncated PNG" "truncated or corrupt" "$out" -- -i "$work/truncated.png" -o "$out" -f saturation
+expect_ok "writes a JPEG" -i "$sample" -o "$work/sample.jpg" -f saturation
+head -c 5000 "$work/sample.jpg" >"$work/truncated.jpg"
+expect_error "truncated JPEG" "JPEG file is truncated" "$out" -- -i "$work/truncated.jpg" -o "$out" -f saturation
+printf 'this is not an image' >"$work/garbage.png"
+expect_error "corrupt input" "not a supported image" "$out" -- -i "$work/garbage.png" -o "$out" -f saturation
+: >"$work/empty.png"
+expect_error "empty input" "the file is empty" "$out" -- -i "$work/empty.png" -o "$out" -f saturation
+if [ "$(id -u)" -ne 0 ]; then
+  cp "$sample" "$work/locked.png" && chmod 000 "$work/locked.png"
+  expect_error "unreadable input" "Permission denied" "$out" -- -i "$work/locked.png" -o "$out" -f saturation
+fi
+
+expect_error "output directory missing" "does not exist" "$work/no/such/dir/x.png" -- -i "$sample" -o "$work/no/such/dir/x.png" -f saturation
+expect_error "unwritable output" "cannot write '/proc/tandem-test.png'" "" -- -i "$sample" -o /proc/tandem-test.png -f saturation
+expect_error "unknown output format" "unknown image format" "$work/out/x.xyz" -- -i "$sample" -o "$work/out/x.xyz" -f saturation
+
+expect_error "unknown filter" "unknown filter 'saturaton' (did you mean 'saturation'?)" "$out" -- -i "$sample" -o "$out" -f "saturaton=2"
+grep -qF -- "^~~~~~~~~" "$work/stderr" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL no caret under the unknown filter"; }
+expect_error "unknown parameter" "unknown option 'strength'" "$out" -- -i "$sample" -o "$out" -f "saturation=strength=2"
+expect_error "value out of range" "out of range (0..4, default 1)" "$out" -- -i "$sample" -o "$out" -f "saturation=9"
+expect_error "malformed value" "invalid value 'abc' for 'amount': not a number" "$out" -- -i "$sample" -o "$out" -f "saturation=abc"
+expect_error "empty graph" "" "$out" -- -i "$sample" -o "$out" -f ","
+expect_error "bad device selection" "matches no device" "$out" -- -i "$sample" -o "$out" -f saturation --devices 9.9
+expect_error "bad split policy" "static" "$out" -- -i "$sample" -o "$out" -f saturation --split static:x
+
+OCL_ICD_VENDORS=$work/no-icd expect_error "no OpenCL device" "install an OpenCL driver" "$out" -- -i "$sample" -o "$out" -f saturation
+OCL_ICD_VENDORS=$work/no-icd expect_error "no OpenCL device (listing)" "pocl-opencl-icd" "" -- devices
+TANDEM_CACHE=0 expect_error "program build failure" "CL_BUILD_PROGRAM_FAILURE" "$out" -- -i "$sample" -o "$out" -f saturation --cl-options "-DTANDEM_CLH=1"
+grep -qF "tandem_load4" "$work/stderr" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL the build log is not shown"; }
+
+expect_ok "lists devices" devices
+grep -qE '^[0-9]+\.[0-9]+ ' "$work/stdout" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL devices lists no id"; }
+expect_ok "lists filters" filters
+grep -q "^saturation" "$work/stdout" && grep -q "amount" "$work/stdout" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL filters lacks saturation"; }
+expect_ok "prints help" --help
+grep -q -- "--devices" "$work/stdout" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL help lacks --devices"; }
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,231 @@
+// The stencil filters (gaussian, box, bilateral) against their host references on every device,
+// on awkward sizes, both pixel formats, radii larger than the image; and the halo property: a
+// frame split into bands across devices gives the same result as one device.
+//
+// Tolerances:
+//  - gaussian rgba8: exact. Its weights are multiples of 1/256, so every sum of both passes is
+//    exact in float on device and host alike.
+//  - box rgba8: exact. Sums are integers on both sides.
+//  - bilateral rgba8: 1 LSB. The device's exp() may differ from the host's by a few ulp, which
+//    moves a value lying within ~1e-4 of a rounding boundary to the other side.
+//  - rgba32f: 2e-5 relative (to max(1, |reference|); values are in [0, 4)). The kernels sum in
+//    float in another order than the host (and with fused multiply-adds), which moves results
+//    by a few ulp of the largest partial sums; box sums thousands of values.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace tandem::test {
+namespace {
+
+constexpr float kFloatScale = 4.0f;        // float frames hold values in [0, 4)
+constexpr double kFloatTolerance = 2e-5;   // relative, see above
+
+// Largest |a - b| / max(1, |b|) over all values of two float frames.
+double max_relative_difference(const Frame& a, const Frame& b) {
+  EXPECT_EQ(a.format(), PixelFormat::rgba32f);
+  double worst = 0;
+  for (int y = 0; y < a.height(); ++y) {
+    for (int i = 0; i < 4 * a.width(); ++i) {
+      const double u = a.row_as<float>(y)[i];
+      const double v = b.row_as<float>(y)[i];
+      const double d = std::abs(u - v) / std::max(1.0, std::abs(v));
+      worst = std::max(worst, std::isnan(d) ? INFINITY : d);
+    }
+  }
+  return worst;
+}
+
+// Checks `actual` against `expected` with the tolerance of the format; returns the difference
+// (in LSB for rgba8, relative for rgba32f) for the log.
+double expect_close(const Frame& actual, const Frame& expected, double tolerance8) {
+  EXPECT_EQ(actual.width(), expected.width());
+  EXPECT_EQ(actual.height(), expected.height());
+  EXPECT_EQ(actual.format(), expected.format());
+  if (actual.format() == PixelFormat::rgba8) {
+    const double d = max_difference(actual, expected);
+    EXPECT_LE(d, tolerance8);
+    return d;
+  }
+  const double d = max_relative_difference(actual, expected);
+  EXPECT_LE(d, kFloatTolerance);
+  return d;
+}
+
+Frame input_frame(int width, int height, PixelFormat format, std::uint32_t seed) {
+  return random_frame(width, height, format, seed, kFloatScale);
+}
+
+// The references of a chain, filter after filter, each on the previous one's output.
+Frame reference_chain(const std::vector<std::string>& filters, const Frame& input) {
+  Frame frame = run_reference(filters.front(), input);
+  for (std::size_t i = 1; i < filters.size(); ++i) frame = run_reference(filters[i], frame);
+  return frame;
+}
+
+std::string join(const std::vector<std::string>& filters) {
+  std::string graph;
+  for (const auto& f : filters) {
+    if (!graph.empty()) graph += ',';
+    graph += f;
+  }
+  return graph;
+}
+
+struct Case {
+  std::string graph;
+  double tolerance8;  // LSB
+  bool large = true;  // also on 1921x1081
+};
+
+void check_against_reference(const std::vector<Case>& cases) {
+  const PixelFormat formats[] = {PixelFormat::rgba8, PixelFormat::rgba32f};
+  for (const std::string& device : device_ids()) {
+    for (PixelFormat format : formats) {
+      std::uint32_t seed = 1;
+      for (const Size& size : kAwkwardSizes) {
+        const bool large = size.width * size.height > 1000000;
+        const Frame input = input_frame(size.width, size.height, format, seed++);
+        for (const Case& c : cases) {
+          if (large && !c.large) continue;
+          SCOPED_TRACE(c.graph + " on " + std::to_string(size.width) + "x" +
+                       std::to_string(size.height) + " " + std::string(to_string(format)) +
+                       ", device " + device);
+          const Frame expected = run_reference(c.graph, input);
+          const Frame actual = run_graph(c.graph, input, device, "single");
+          const double d = expect_close(actual, expected, c.tolerance8);
+          std::printf("  %-34s %4dx%-4d %-7s device %s: max difference %g\n", c.graph.c_str(),
+                      size.width, size.height, std::string(to_string(format)).c_str(),
+                      device.c_str(), d);
+        }
+      }
+    }
+  }
+}
+
+TEST(Gaussian, MatchesReferenceOnEveryDevice) {
+  // sigma 12 reaches 36 (rgba8) and 48 (rgba32f) pixels, sigma 64 reaches 192 and 256: far past
+  // the sides of the small frames, where reflect-101 folds more than once.
+  check_against_reference({{"gaussian=sigma=0.5", 0},
+                           {"gaussian=sigma=2", 0},
+                           {"gaussian=sigma=12", 0},
+                           {"gaussian=sigma=64", 0, false}});
+}
+
+TEST(Box, MatchesReferenceOnEveryDevice) {
+  check_against_reference({{"box=radius=1", 0},
+                           {"box=radius=3", 0},
+                           {"box=radius=64", 0},
+                           {"box=radius=256", 0, false}});
+}
+
+TEST(Bilateral, MatchesReferenceOnEveryDevice) {
+  check_against_reference({{"bilateral=sigma_s=3:sigma_r=0.1", 1},
+                           {"bilateral=sigma_s=0.5:sigma_r=0.02", 1, false},
+                           {"bilateral=sigma_s=16:sigma_r=1", 1, false}});
+}
+
+TEST(Bilateral, KeepsEdgesAndSmoothsFlatAreas) {
+  // A noisy step from dark to bright: the bilateral filter removes most of the noise on both
+  // sides and leaves the step as sharp as it was; a Gaussian of the same reach blurs it.
+  const int width = 64, height = 32;
+  Frame input(width, height, PixelFormat::rgba8);
+  Frame noise = random_frame(width, height, PixelFormat::rgba8, 7);
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      for (int c = 0; c < 4; ++c) {
+        const int base = x < width / 2 ? 60 : 190;
+        input.row(y)[4 * x + c] =
+            static_cast<std::uint8_t>(c == 3 ? 255 : base + noise.row(y)[4 * x + c] % 11 - 5);
+      }
+    }
+  }
+  const std::string device = device_ids().front();
+  const Frame smooth = run_graph("bilateral=sigma_s=3:sigma_r=0.1", input, device, "single");
+  const Frame blurred = run_graph("gaussian=sigma=3", input, device, "single");
+  auto spread = [&](const Frame& f, int x0, int x1) {
+    int lo = 255, hi = 0;
+    for (int y = 0; y < height; ++y) {
+      for (int x = x0; x < x1; ++x) {
+        lo = std::min<int>(lo, f.row(y)[4 * x]);
+        hi = std::max<int>(hi, f.row(y)[4 * x]);
+      }
+    }
+    return hi - lo;
+  };
+  EXPECT_EQ(spread(input, 0, 24), 10);
+  EXPECT_LE(spread(smooth, 0, 24), 5);      // flat side: noise halved at least
+  EXPECT_LE(spread(smooth, 40, 64), 5);
+  // The step: the pixels next to it stay on their side.
+  for (int y = 0; y < height; ++y) {
+    EXPECT_LE(smooth.row(y)[4 * (width / 2 - 1)], 70);
+    EXPECT_GE(smooth.row(y)[4 * (width / 2)], 180);
+    EXPECT_EQ(smooth.row(y)[4 * 5 + 3], 255);  // alpha passes through
+  }
+  EXPECT_GT(blurred.row(0)[4 * (width / 2 - 1)], 100);  // the Gaussian does blur it
+}
+
+TEST(Stencils, RejectParametersOutOfRange) {
+  EXPECT_THROW(Graph::parse("gaussian=sigma=0"), Error);
+  EXPECT_THROW(Graph::parse("gaussian=sigma=65"), Error);
+  EXPECT_THROW(Graph::parse("box=radius=0"), Error);
+  EXPECT_THROW(Graph::parse("box=radius=257"), Error);
+  EXPECT_THROW(Graph::parse("bilateral=sigma_s=0.4"), Error);
+  EXPECT_THROW(Graph::parse("bilateral=sigma_r=0"), Error);
+  EXPECT_NO_THROW(Graph::parse("gaussian=sigma=64,box=radius=256,bilateral=sigma_s=16:sigma_r=1"));
+}
+
+// Bands computed on different devices, each with its halo, equal the whole frame computed on
+// one: against the single-device result (exactly on rgba8) and against the reference.
+TEST(Stencils, BandsAcrossDevicesEqualTheWholeFrame) {
+  const std::vector<std::string> ids = device_ids();
+  if (ids.size() < 2) {
+    GTEST_SKIP() << "needs two OpenCL devices; run with POCL_DEVICES=\"pthread basic\"";
+  }
+  const std::vector<std::vector<std::string>> chains = {
+      {"gaussian=sigma=2"},
+      {"gaussian=sigma=12"},
+      {"box=radius=3"},
+      {"box=radius=40"},
+      {"bilateral=sigma_s=2:sigma_r=0.15"},
+      {"gaussian=sigma=2", "box=radius=3"},
+      {"box=radius=5", "bilateral=sigma_s=1.5:sigma_r=0.2", "gaussian=sigma=1"},
+  };
+  // Uneven splits put band borders at odd rows; 0.01 leaves a band thinner than every halo.
+  const std::vector<std::string> splits = {"static:0.3,0.7", "static:0.5,0.5",
+                                           "static:0.01,0.99", "static:0.9,0.1"};
+  const std::vector<Size> sizes = {{3, 7}, {64, 64}, {333, 271}, {1921, 1081}};
+  const PixelFormat formats[] = {PixelFormat::rgba8, PixelFormat::rgba32f};
+  for (PixelFormat format : formats) {
+    std::uint32_t seed = 100;
+    for (const Size& size : sizes) {
+      const Frame input = input_frame(size.width, size.height, format, seed++);
+      const bool large = size.width * size.height > 1000000;
+      for (const auto& chain : chains) {
+        const std::string graph = join(chain);
+        if (large && chain.size() > 1) continue;  // keep the run short
+        const Frame single = run_graph(graph, input, ids.front(), "single");
+        const Frame expected = reference_chain(chain, input);
+        // Gaussian and box compute exactly on rgba8, so bands from any device equal one device
+        // and the reference to the bit; bilateral may differ by 1 where devices' exp() differ,
+        // and a linear stage after it (weights summing to 1) keeps that within 1.
+        const double tolerance8 = graph.find("bilateral") != std::string::npos ? 1 : 0;
+        for (const std::string& split : splits) {
+          SCOPED_TRACE(graph + " split " + split + " on " + std::to_string(size.width) + "x" +
+                       std::to_string(size.height) + " " + std::string(to_string(format)));
+          const Frame banded = run_graph(graph, input, "all", split);
+          expect_close(banded, single, tolerance8);
+          expect_close(banded, expected, tolerance8);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tandem::test
