@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -356,8 +357,12 @@ void Pipeline::Impl::enqueue_band(std::size_t d, const Frame& input, Frame& outp
   std::vector<DeviceImage> images(value_formats.size());
   if (!need[0].empty()) {
     if (zero_copy) {
-      images[0] = {frame_buffer(input, device, CL_MEM_READ_ONLY), input.format(), width, 0,
-                   height, input.pitch()};
+      // Its own read-only sub-buffer of the rows it reads: devices never share a buffer object
+      // (runtimes such as PoCL serialise devices that use one buffer).
+      cl_buffer_region region{input.pitch() * need[0].lo, input.pitch() * need[0].rows()};
+      images[0] = {frame_buffer(input, device, CL_MEM_READ_ONLY)
+                       .createSubBuffer(CL_MEM_READ_ONLY, CL_BUFFER_CREATE_TYPE_REGION, &region),
+                   input.format(), width, need[0].lo, need[0].rows(), input.pitch()};
     } else {
       images[0] = image_for(kSourceSlot, input.format(), need[0], input.pitch());
       cl::Event e;
@@ -386,9 +391,10 @@ void Pipeline::Impl::enqueue_band(std::size_t d, const Frame& input, Frame& outp
     const Range r = need[p.output];
     if (r.empty()) continue;
     const bool direct = p.output == output_value && r.lo == band.lo && r.hi == band.hi;
+    // Intermediates share the frame's pitch so that copying the result out is one copy.
     const DeviceImage out = direct ? band_out
                                    : image_for(p.output, p.format, r,
-                                               padded_pitch(width, p.format, kMinRowAlignment));
+                                               padded_pitch(width, p.format, devices.row_alignment()));
     images[p.output] = out;
     BandContext ctx(device, ws, ProgramCache::global(), width, height, r.lo, r.hi, events);
 
@@ -426,16 +432,19 @@ void Pipeline::Impl::enqueue_band(std::size_t d, const Frame& input, Frame& outp
   }
 
   // The result is the source itself, or rows of a wider intermediate: copy the band's rows.
+  // (Plain copies: PoCL 3.1 crashed on a rectangular copy out of a sub-buffer.)
   const DeviceImage& result = images[output_value];
   if (result.buffer() != band_out.buffer()) {
     const std::size_t row_bytes = static_cast<std::size_t>(width) * bytes_per_pixel(output.format());
-    cl::Event e;
-    queue.enqueueCopyBufferRect(
-        result.buffer, band_out.buffer,
-        {0, static_cast<std::size_t>(band.lo - result.first_row), 0}, {0, 0, 0},
-        {row_bytes, static_cast<std::size_t>(band.rows()), 1}, result.pitch, 0, band_out.pitch,
-        0, nullptr, &e);
-    events.push_back(e);
+    const std::size_t src = (band.lo - result.first_row) * result.pitch;
+    const int copies = result.pitch == band_out.pitch ? 1 : band.rows();
+    for (int i = 0; i < copies; ++i) {
+      cl::Event e;
+      queue.enqueueCopyBuffer(result.buffer, band_out.buffer, src + i * result.pitch,
+                              i * band_out.pitch,
+                              copies == 1 ? band_out.pitch * band.rows() : row_bytes, nullptr, &e);
+      events.push_back(e);
+    }
   }
 
   if (zero_copy) {
@@ -486,16 +495,32 @@ void Pipeline::Impl::run_frame(const Frame& input, Frame& output, std::span<cons
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return (devices[a].info().type == DeviceType::gpu) > (devices[b].info().type == DeviceType::gpu);
   });
+  // Before a failure leaves this frame, what the other devices started must end and be unmapped.
+  auto drain = [&] {
+    for (std::size_t d : order) {
+      try {
+        if (!events[d].empty()) cl::Event::waitForEvents(events[d]);
+      } catch (const cl::Error&) {
+        // Its own failure, if any, is reported when it runs again.
+      }
+    }
+    for (auto& f : after) f();
+  };
   for (std::size_t d : order) {
     if (bounds[d + 1] <= bounds[d]) continue;
+    std::optional<DeviceFailure> failed;
     try {
       enqueue_band(d, input, output, {bounds[d], bounds[d + 1]}, events[d], after, stats_rows[d],
                    collect_stats);
       devices[d].queue().flush();
     } catch (const Error& e) {
-      throw DeviceFailure{d, e};
+      failed = DeviceFailure{d, e};
     } catch (const cl::Error& e) {
-      throw failure(d, e, "enqueuing its band");
+      failed = failure(d, e, "enqueuing its band");
+    }
+    if (failed) {
+      drain();
+      throw *failed;
     }
   }
 
@@ -505,7 +530,9 @@ void Pipeline::Impl::run_frame(const Frame& input, Frame& output, std::span<cons
     try {
       cl::Event::waitForEvents(events[d]);
     } catch (const cl::Error& e) {
-      throw failure(d, e, "running its band");
+      const DeviceFailure failed = failure(d, e, "running its band");
+      drain();
+      throw failed;
     }
   }
   for (auto& f : after) f();

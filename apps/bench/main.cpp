@@ -1,0 +1,952 @@
+// tandem-bench: times filters and graphs on each OpenCL device alone and on several at once.
+// Method (the seed guide's "Getting Credible Performance Numbers"): program builds, buffer
+// creation and the adaptive split's first frames happen in warm-up frames outside the timed
+// region; a timed frame ends when its output is in host memory (Pipeline::process waits for
+// it); every figure is the median of many frames with its spread; every ratio compares figures
+// measured in the same run. The output starts with the date, machine, devices and command line,
+// so that it can be committed as it is.
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include "tandem/tandem.hpp"
+
+#ifdef TANDEM_BENCH_OPENCV
+#include <opencv2/core.hpp>
+#include <opencv2/core/ocl.hpp>
+#include <opencv2/core/utility.hpp>
+#include <opencv2/imgproc.hpp>
+#include <opencv2/photo.hpp>
+#endif
+
+extern char** environ;
+
+namespace {
+
+using tandem::DeviceSet;
+using tandem::Frame;
+using tandem::Graph;
+using tandem::Pipeline;
+using tandem::PipelineOptions;
+using tandem::PixelFormat;
+
+// ---- Command line ----------------------------------------------------------------------------
+
+const char* const kUsage =
+    "tandem-bench: times tandem's filters and graphs on each OpenCL device alone and co-executed.\n"
+    "\n"
+    "  tandem-bench filters [--size 1920x1080] [--frames 20] [--warmup 3] [--devices all]\n"
+    "      every filter on each selected device alone (split single); with OpenCV compiled in,\n"
+    "      OpenCV's equivalent on all cores in the same run; fused point-wise chains against\n"
+    "      the same chains run one pass per filter.\n"
+    "  tandem-bench coexec [--graph G] [--size 1920x1080] [--format rgba8] [--frames 60]\n"
+    "                      [--warmup 10] [--devices all] [--split adaptive] [--json FILE]\n"
+    "      graph G on each selected device alone, then on all of them together; prints the\n"
+    "      split trace and the co-execution efficiency (1/T_co) / sum(1/T_i).\n"
+    "      Default graph: \"gaussian=sigma=2,saturation=1.3,tonemap\".\n"
+    "\n"
+    "Common options: --ring K (distinct synthetic frames cycled through, default 4),\n"
+    "  --json FILE (the numbers as JSON). Figures are ms per frame from host memory to host\n"
+    "  memory: median over the timed frames, with the interquartile range and min..max.\n";
+
+struct Options {
+  std::string mode;
+  int width = 1920;
+  int height = 1080;
+  int frames = -1;  // -1: the mode's default
+  int warmup = -1;
+  int ring = 4;
+  std::string devices = "all";
+  std::string graph = "gaussian=sigma=2,saturation=1.3,tonemap";
+  std::string split = "adaptive";
+  PixelFormat format = PixelFormat::rgba8;
+  std::string json;
+};
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+int parse_int(const std::string& flag, const std::string& text, int lo, int hi) {
+  std::size_t used = 0;
+  int v = 0;
+  try {
+    v = std::stoi(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || v < lo || v > hi) {
+    throw UsageError(flag + " takes an integer in " + std::to_string(lo) + ".." +
+                     std::to_string(hi) + ", not '" + text + "'");
+  }
+  return v;
+}
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  if (argc < 2) throw UsageError("a mode is needed: filters or coexec");
+  o.mode = argv[1];
+  if (o.mode == "-h" || o.mode == "--help" || o.mode == "help") return o;
+  if (o.mode != "filters" && o.mode != "coexec") {
+    throw UsageError("unknown mode '" + o.mode + "' (filters or coexec)");
+  }
+  for (int i = 2; i < argc; ++i) {
+    std::string flag = argv[i];
+    std::string value;
+    bool has_value = false;
+    if (auto eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+      has_value = true;
+    }
+    if (flag == "-h" || flag == "--help") {
+      o.mode = "--help";
+      return o;
+    }
+    auto take = [&]() -> std::string {
+      if (has_value) return value;
+      if (i + 1 >= argc) throw UsageError(flag + " needs a value");
+      return argv[++i];
+    };
+    if (flag == "--size") {
+      const std::string s = take();
+      const auto x = s.find('x');
+      if (x == std::string::npos) throw UsageError("--size takes WIDTHxHEIGHT, not '" + s + "'");
+      o.width = parse_int("--size", s.substr(0, x), 1, 65536);
+      o.height = parse_int("--size", s.substr(x + 1), 1, 65536);
+    } else if (flag == "--frames") {
+      o.frames = parse_int(flag, take(), 1, 1000000);
+    } else if (flag == "--warmup") {
+      o.warmup = parse_int(flag, take(), 0, 1000000);
+    } else if (flag == "--ring") {
+      o.ring = parse_int(flag, take(), 1, 64);
+    } else if (flag == "--devices") {
+      o.devices = take();
+    } else if (flag == "--graph" && o.mode == "coexec") {
+      o.graph = take();
+    } else if (flag == "--split" && o.mode == "coexec") {
+      o.split = take();
+    } else if (flag == "--format" && o.mode == "coexec") {
+      const std::string f = take();
+      if (f == "rgba8") {
+        o.format = PixelFormat::rgba8;
+      } else if (f == "rgba32f") {
+        o.format = PixelFormat::rgba32f;
+      } else {
+        throw UsageError("--format takes rgba8 or rgba32f, not '" + f + "'");
+      }
+    } else if (flag == "--json") {
+      o.json = take();
+    } else {
+      throw UsageError("unknown option '" + flag + "' for mode " + o.mode);
+    }
+  }
+  if (o.frames < 0) o.frames = o.mode == "filters" ? 20 : 60;
+  // The adaptive split drops each device's first band and waits for three agreeing ones: give it
+  // enough untimed frames in coexec.
+  if (o.warmup < 0) o.warmup = o.mode == "filters" ? 3 : 10;
+  // Every frame of the ring goes through the warm-up once, so that wrapping a frame in OpenCL
+  // buffers never happens in the timed region.
+  o.warmup = std::max(o.warmup, o.ring);
+  return o;
+}
+
+// ---- Statistics and timing -------------------------------------------------------------------
+
+struct Summary {
+  double median = NAN, q1 = NAN, q3 = NAN, min = NAN, max = NAN;
+  std::size_t n = 0;
+};
+
+// Linear interpolation between the order statistics (numpy's default).
+double quantile(const std::vector<double>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const std::size_t i = static_cast<std::size_t>(pos);
+  if (i + 1 >= sorted.size()) return sorted.back();
+  return sorted[i] + (pos - static_cast<double>(i)) * (sorted[i + 1] - sorted[i]);
+}
+
+Summary summarize(std::vector<double> ms) {
+  Summary s;
+  if (ms.empty()) return s;
+  std::sort(ms.begin(), ms.end());
+  s.n = ms.size();
+  s.median = quantile(ms, 0.5);
+  s.q1 = quantile(ms, 0.25);
+  s.q3 = quantile(ms, 0.75);
+  s.min = ms.front();
+  s.max = ms.back();
+  return s;
+}
+
+std::string describe(const Summary& s) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%9.2f ms  IQR %8.2f..%-8.2f  min..max %8.2f..%-8.2f", s.median,
+                s.q1, s.q3, s.min, s.max);
+  return buf;
+}
+
+// Runs frame(i) for `warmup` untimed frames, then `timed` frames each timed on its own. The
+// warm-up covers every frame of the ring at least once (see the callers), so that buffer
+// creation for a frame never falls into the timed region.
+std::vector<double> time_frames(int warmup, int timed, const std::function<void(int)>& frame) {
+  for (int i = 0; i < warmup; ++i) frame(i);
+  std::vector<double> ms;
+  ms.reserve(static_cast<std::size_t>(timed));
+  for (int i = 0; i < timed; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    frame(warmup + i);
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  return ms;
+}
+
+// ---- Synthetic frames ------------------------------------------------------------------------
+
+std::uint32_t mix(std::uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  x ^= x >> 16;
+  return x;
+}
+
+// Gradients, a soft ripple, hard-edged blocks and noise: content on which no filter takes a
+// shortcut (the bilateral sees edges and flat parts, tonemap a wide range in float frames).
+// Frame k is the same picture moved and re-noised. Values in [0, 1] for 8-bit frames; float
+// frames scale them by 2^-3..2^5 across the width, a radiance map with a 256:1 range.
+std::vector<Frame> synthetic_frames(int width, int height, PixelFormat format, int count,
+                                    std::size_t row_alignment) {
+  std::vector<Frame> frames;
+  for (int k = 0; k < count; ++k) {
+    Frame f(width, height, format, row_alignment);
+    tbb::parallel_for(tbb::blocked_range<int>(0, height), [&](const auto& rows) {
+      for (int y = rows.begin(); y != rows.end(); ++y) {
+        for (int x = 0; x < width; ++x) {
+          const float u = static_cast<float>(x) / static_cast<float>(width);
+          const float v = static_cast<float>(y) / static_cast<float>(height);
+          const bool block = (((x + 13 * k) / 96) + ((y + 7 * k) / 64)) % 3 == 0;
+          const float ripple = 0.5f + 0.5f * std::sin(0.05f * static_cast<float>(x + y + 17 * k));
+          float c[4] = {u, v, ripple, 1.0f};
+          for (int ch = 0; ch < 3; ++ch) {
+            const std::uint32_t h = mix(static_cast<std::uint32_t>(
+                (y * 65599 + x) * 4 + ch + k * 0x9e3779b9U));
+            const float noise = (static_cast<float>(h & 0xffff) / 65535.0f - 0.5f) * 0.12f;
+            c[ch] = std::clamp((block ? 1.0f - c[ch] : c[ch]) * 0.9f + 0.05f + noise, 0.0f, 1.0f);
+          }
+          if (format == PixelFormat::rgba8) {
+            std::uint8_t* p = f.row(y) + 4 * static_cast<std::size_t>(x);
+            for (int ch = 0; ch < 4; ++ch) p[ch] = static_cast<std::uint8_t>(std::lround(c[ch] * 255));
+          } else {
+            float* p = f.row_as<float>(y) + 4 * static_cast<std::size_t>(x);
+            const float scale = std::exp2(8.0f * u - 3.0f);
+            for (int ch = 0; ch < 3; ++ch) p[ch] = c[ch] * scale;
+            p[3] = 1.0f;
+          }
+        }
+      }
+    });
+    frames.push_back(std::move(f));
+  }
+  return frames;
+}
+
+// ---- The header: when, where, what -----------------------------------------------------------
+
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789-_=.,/:+@%") == std::string::npos) {
+    return s;
+  }
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "unknown (no model name in /proc/cpuinfo)";
+}
+
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string a, b, c;
+  if (!(in >> a >> b >> c)) return "unknown";
+  return a + " " + b + " " + c;
+}
+
+std::string now_string() {
+  const std::time_t t = std::time(nullptr);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S %z", std::localtime(&t));
+  return buf;
+}
+
+std::string device_label(const tandem::DeviceInfo& d) {
+  std::string name = d.name.size() > 36 ? d.name.substr(0, 33) + "..." : d.name;
+  return d.id + " " + std::string(tandem::to_string(d.type)) + " " + name + " (" +
+         std::to_string(d.compute_units) + " CU)";
+}
+
+struct Machine {
+  std::string date, command, cpu;
+  long online_cpus = 0;
+  int usable_cpus = 0;
+  std::vector<std::string> environment;
+};
+
+Machine describe_machine(int argc, char** argv) {
+  Machine m;
+  m.date = now_string();
+  for (int i = 0; i < argc; ++i) m.command += (i ? " " : "") + shell_quote(argv[i]);
+  m.cpu = cpu_model();
+  m.online_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  m.usable_cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+  // The variables that change what the devices are or how they run.
+  for (char** e = environ; e && *e; ++e) {
+    const std::string var = *e;
+    for (const char* prefix : {"POCL_", "TANDEM_", "OPENCV_", "CUDA_VISIBLE", "OCL_ICD", "TBB_"}) {
+      if (var.rfind(prefix, 0) == 0) m.environment.push_back(var);
+    }
+  }
+  std::sort(m.environment.begin(), m.environment.end());
+  return m;
+}
+
+void print_header(const Machine& m, const std::vector<tandem::DeviceInfo>& all,
+                  const std::vector<std::size_t>& selected) {
+  std::printf("# tandem-bench\n\n");
+  std::printf("date:     %s\n", m.date.c_str());
+  std::printf("command:  %s\n", m.command.c_str());
+  std::printf("tandem:   %s\n", tandem::version());
+  std::printf("cpu:      %s, %ld online, %d usable by this process (nproc)\n", m.cpu.c_str(),
+              m.online_cpus, m.usable_cpus);
+  std::printf("load:     %s (1, 5, 15 min; other work on the machine makes timings noisy)\n",
+              load_average().c_str());
+  for (const auto& e : m.environment) std::printf("env:      %s\n", e.c_str());
+  std::printf("OpenCL devices (* selected):\n");
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const auto& d = all[i];
+    const bool sel = std::find(selected.begin(), selected.end(), i) != selected.end();
+    std::printf("  %s %-5s %-4s %-40s %s | %s | %u CU\n", sel ? "*" : " ", d.id.c_str(),
+                std::string(tandem::to_string(d.type)).c_str(), d.name.c_str(),
+                d.platform.c_str(), d.driver_version.c_str(), d.compute_units);
+  }
+#ifdef TANDEM_BENCH_OPENCV
+  // Plain cv::Mat throughout; the T-API is switched off as well so that nothing goes to OpenCL.
+  cv::ocl::setUseOpenCL(false);
+  std::string framework = "unknown";
+  {
+    std::istringstream info(cv::getBuildInformation());
+    for (std::string line; std::getline(info, line);) {
+      if (const auto at = line.find("Parallel framework:"); at != std::string::npos) {
+        framework = line.substr(line.find_first_not_of(' ', at + 19));
+      }
+    }
+  }
+  std::printf("OpenCV:   %s, cv::getNumThreads() = %d (the default: all cores), parallel framework "
+              "%s, CPU only (cv::Mat; T-API off)\n",
+              CV_VERSION, cv::getNumThreads(), framework.c_str());
+#else
+  std::printf("OpenCV:   not compiled in (configure with TANDEM_WITH_OPENCV=ON to compare)\n");
+#endif
+  std::printf("\n");
+}
+
+// ---- JSON ------------------------------------------------------------------------------------
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string json_summary(const Summary& s) {
+  return "{\"median_ms\": " + json_number(s.median) + ", \"q1_ms\": " + json_number(s.q1) +
+         ", \"q3_ms\": " + json_number(s.q3) + ", \"min_ms\": " + json_number(s.min) +
+         ", \"max_ms\": " + json_number(s.max) + ", \"frames\": " + std::to_string(s.n) + "}";
+}
+
+std::string json_header(const Machine& m, const Options& o) {
+  std::string env = "[";
+  for (std::size_t i = 0; i < m.environment.size(); ++i) {
+    env += (i ? ", " : "") + json_string(m.environment[i]);
+  }
+  env += "]";
+  return "  \"date\": " + json_string(m.date) + ",\n  \"command\": " + json_string(m.command) +
+         ",\n  \"tandem\": " + json_string(tandem::version()) + ",\n  \"cpu\": " +
+         json_string(m.cpu) + ",\n  \"nproc\": " + std::to_string(m.usable_cpus) +
+         ",\n  \"environment\": " + env + ",\n  \"size\": [" + std::to_string(o.width) + ", " +
+         std::to_string(o.height) + "],\n  \"warmup_frames\": " + std::to_string(o.warmup) +
+         ",\n  \"timed_frames\": " + std::to_string(o.frames) + ",\n";
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << text;
+    if (!out.flush()) throw tandem::Error("cannot write '" + path + "'");
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+// ---- Running tandem --------------------------------------------------------------------------
+
+// The devices selected by the spec: each alone (for split "single"), and all of them together.
+struct Devices {
+  std::vector<tandem::DeviceInfo> all;
+  std::vector<std::size_t> selected;
+  std::vector<DeviceSet> alone;  // not resized after the pipelines take references
+};
+
+Devices open_devices(const std::string& spec) {
+  Devices d;
+  d.all = tandem::enumerate_devices();
+  d.selected = tandem::select_devices(spec, d.all);
+  for (std::size_t i : d.selected) d.alone.push_back(DeviceSet::open(d.all[i].id));
+  return d;
+}
+
+// Filters a graph string names that are not registered in this build (the parser would stop at
+// the first): every word directly before '=', ',', ';', '[' or the end, outside brackets and
+// option lists, is taken as a filter name.
+std::vector<std::string> missing_filters(const std::string& graph) {
+  std::vector<std::string> missing;
+  std::size_t i = 0;
+  while (i < graph.size()) {
+    while (i < graph.size() && (graph[i] == '[' || graph[i] == ' ')) {
+      if (graph[i] == '[') i = std::min(graph.find(']', i), graph.size() - 1);
+      ++i;
+    }
+    const std::size_t start = i;
+    while (i < graph.size() && (std::isalnum(static_cast<unsigned char>(graph[i])) || graph[i] == '_')) ++i;
+    const std::string name = graph.substr(start, i - start);
+    if (!name.empty() && !tandem::FilterRegistry::instance().find(name) &&
+        std::find(missing.begin(), missing.end(), name) == missing.end()) {
+      missing.push_back(name);
+    }
+    while (i < graph.size() && graph[i] != ',' && graph[i] != ';') ++i;  // its options, outputs
+    if (i < graph.size()) ++i;
+  }
+  return missing;
+}
+
+std::string registered_filters() {
+  std::string names;
+  for (const auto* f : tandem::FilterRegistry::instance().all()) {
+    names += (names.empty() ? "" : ", ") + f->name;
+  }
+  return names;
+}
+
+std::string join(const std::vector<std::string>& items, const char* sep) {
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "" : sep) + i;
+  return s;
+}
+
+// Times `graph` on `devices`: warm-up frames, then `frames` timed ones, inputs cycled from the
+// ring. Returns the per-frame times; the pipeline stays for its report.
+struct Timed {
+  std::vector<double> ms;
+  std::unique_ptr<Pipeline> pipeline;
+};
+
+Timed time_graph(DeviceSet& devices, const Graph& graph, const PipelineOptions& options,
+                 const std::vector<Frame>& ring, int warmup, int frames) {
+  Timed t;
+  t.pipeline = std::make_unique<Pipeline>(devices, graph, options);
+  const Frame& first = ring.front();
+  Frame output = t.pipeline->make_frame(first.width(), first.height(),
+                                        t.pipeline->output_format(first.format()));
+  const int ring_size = static_cast<int>(ring.size());
+  t.ms = time_frames(warmup, frames, [&](int i) {
+    t.pipeline->process(ring[static_cast<std::size_t>(i % ring_size)], output);
+  });
+  return t;
+}
+
+// ---- Mode: filters ---------------------------------------------------------------------------
+
+#ifdef TANDEM_BENCH_OPENCV
+// The same pixels as a frame, as OpenCV sees them (no copy).
+cv::Mat as_mat(const Frame& f) {
+  const int type = f.format() == PixelFormat::rgba8 ? CV_8UC4 : CV_32FC4;
+  return cv::Mat(f.height(), f.width(), type, const_cast<std::uint8_t*>(f.data()), f.pitch());
+}
+
+// OpenCV's counterpart of a case: `prepare` converts the ring once (untimed) and returns what
+// one timed frame runs.
+using OpenCvRun = std::function<void(int)>;
+using OpenCvPrepare = std::function<OpenCvRun(const std::vector<Frame>&)>;
+#endif
+
+struct FilterCase {
+  std::string label;
+  std::string graph;
+  PixelFormat format;
+  std::vector<std::string> needs;
+  std::string opencv_label;  // what the OpenCV side runs, empty: no counterpart
+#ifdef TANDEM_BENCH_OPENCV
+  OpenCvPrepare opencv;
+#endif
+};
+
+std::vector<FilterCase> filter_cases() {
+  std::vector<FilterCase> cases;
+  auto add = [&](std::string label, std::string graph, PixelFormat format,
+                 std::vector<std::string> needs, std::string opencv_label,
+                 [[maybe_unused]] auto opencv) {
+    FilterCase c{std::move(label), std::move(graph), format, std::move(needs),
+                 std::move(opencv_label)};
+#ifdef TANDEM_BENCH_OPENCV
+    c.opencv = opencv;
+#endif
+    cases.push_back(std::move(c));
+  };
+#ifdef TANDEM_BENCH_OPENCV
+  // Runs fn(src, dst) over the ring's frames converted once by `convert`.
+  auto on_ring = [](std::function<cv::Mat(const Frame&)> convert,
+                    std::function<void(const cv::Mat&, cv::Mat&)> fn) -> OpenCvPrepare {
+    return [convert, fn](const std::vector<Frame>& ring) -> OpenCvRun {
+      auto src = std::make_shared<std::vector<cv::Mat>>();
+      for (const Frame& f : ring) src->push_back(convert(f));
+      auto dst = std::make_shared<cv::Mat>();
+      return [src, dst, fn](int i) { fn((*src)[static_cast<std::size_t>(i) % src->size()], *dst); };
+    };
+  };
+  auto view = [](const Frame& f) { return as_mat(f); };
+  auto rgb = [](const Frame& f) {
+    cv::Mat out;
+    cv::cvtColor(as_mat(f), out, cv::COLOR_RGBA2RGB);
+    return out;
+  };
+  auto gaussian = [&](double sigma) {
+    return on_ring(view, [sigma](const cv::Mat& s, cv::Mat& d) {
+      cv::GaussianBlur(s, d, cv::Size(0, 0), sigma, sigma, cv::BORDER_REFLECT_101);
+    });
+  };
+  auto box = [&](int r) {
+    return on_ring(view, [r](const cv::Mat& s, cv::Mat& d) {
+      cv::blur(s, d, cv::Size(2 * r + 1, 2 * r + 1), cv::Point(-1, -1), cv::BORDER_REFLECT_101);
+    });
+  };
+  // Our bilateral: radius ceil(2 sigma_s), range sigma on values normalised to 0..1.
+  const double sigma_s = 3, sigma_r = 0.1;
+  const int bilateral_d = 2 * static_cast<int>(std::ceil(2 * sigma_s)) + 1;
+  auto bilateral = on_ring(rgb, [=](const cv::Mat& s, cv::Mat& d) {
+    cv::bilateralFilter(s, d, bilateral_d, sigma_r * 255, sigma_s, cv::BORDER_REFLECT_101);
+  });
+  // out = Y + a (c - Y) with Y = 0.2126 R + 0.7152 G + 0.0722 B, as a 4x4 matrix; alpha kept.
+  auto saturation = [&](float a) {
+    const float w[3] = {0.2126f, 0.7152f, 0.0722f};
+    cv::Matx44f m = cv::Matx44f::zeros();
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 3; ++j) m(i, j) = (1 - a) * w[j] + (i == j ? a : 0.0f);
+    }
+    m(3, 3) = 1;
+    return on_ring(view, [m](const cv::Mat& s, cv::Mat& d) { cv::transform(s, d, m); });
+  };
+  auto reinhard = on_ring(rgb, [](const cv::Mat& s, cv::Mat& d) {
+    static const cv::Ptr<cv::TonemapReinhard> op = cv::createTonemapReinhard(2.2f, 0, 1, 0);
+    op->process(s, d);
+  });
+#else
+  const int bilateral_d = 13;
+  auto gaussian = [](double) { return 0; };
+  auto box = [](int) { return 0; };
+  auto saturation = [](float) { return 0; };
+  const int bilateral = 0, reinhard = 0;
+#endif
+  const PixelFormat u8 = PixelFormat::rgba8;
+  const PixelFormat f32 = PixelFormat::rgba32f;
+  add("gaussian sigma=2", "gaussian=sigma=2", u8, {"gaussian"},
+      "cv::GaussianBlur CV_8UC4, Size(0,0), sigma 2, BORDER_REFLECT_101", gaussian(2));
+  add("gaussian sigma=8", "gaussian=sigma=8", u8, {"gaussian"},
+      "cv::GaussianBlur CV_8UC4, Size(0,0), sigma 8, BORDER_REFLECT_101", gaussian(8));
+  add("box radius=1", "box=radius=1", u8, {"box"},
+      "cv::blur CV_8UC4, 3x3, BORDER_REFLECT_101", box(1));
+  add("box radius=64", "box=radius=64", u8, {"box"},
+      "cv::blur CV_8UC4, 129x129, BORDER_REFLECT_101", box(64));
+  add("bilateral defaults", "bilateral", u8, {"bilateral"},
+      "cv::bilateralFilter CV_8UC3 (OpenCV takes 1 or 3 channels, tandem does 4), d " +
+          std::to_string(bilateral_d) + ", sigmaColor 25.5, sigmaSpace 3, BORDER_REFLECT_101",
+      bilateral);
+  add("saturation 1.3", "saturation=1.3", u8, {"saturation"},
+      "cv::transform CV_8UC4 with the 4x4 matrix of Y + 1.3 (c - Y)", saturation(1.3f));
+  add("tonemap reinhard", "tonemap", f32, {"tonemap"},
+      "cv::TonemapReinhard(gamma 2.2, intensity 0, light_adapt 1, color_adapt 0) CV_32FC3 -> "
+      "CV_32FC3 (a related global operator, not the same curve; tandem writes 8-bit sRGB)",
+      reinhard);
+  add("blend screen", "[in]split[a][b];[a]saturation=1.5[s];[b][s]blend=mode=screen:opacity=0.5",
+      u8, {"split", "saturation", "blend"}, "", nullptr);
+  return cases;
+}
+
+struct FilterRow {
+  std::string filter, device;
+  Summary tandem;
+  std::optional<Summary> opencv;
+};
+
+struct FusionRow {
+  std::string chain, device;
+  Summary fused, apart;
+};
+
+int run_filters(const Options& o, const Machine& machine) {
+  Devices devices = open_devices(o.devices);
+  print_header(machine, devices.all, devices.selected);
+  std::size_t alignment = tandem::kMinRowAlignment;
+  for (const DeviceSet& set : devices.alone) alignment = std::lcm(alignment, set.row_alignment());
+  std::printf("## Filters, each device alone (split single)\n\n");
+  std::printf("%dx%d frames, a ring of %d synthetic frames (gradients, blocks, noise); %d warm-up "
+              "frames (at least the ring), then %d timed frames; ms per frame from host memory to "
+              "host memory.\n\n",
+              o.width, o.height, o.ring, o.warmup, o.frames);
+
+  std::vector<Frame> ring8, ring32;
+  auto ring_for = [&](PixelFormat f) -> const std::vector<Frame>& {
+    std::vector<Frame>& r = f == PixelFormat::rgba8 ? ring8 : ring32;
+    if (r.empty()) r = synthetic_frames(o.width, o.height, f, o.ring, alignment);
+    return r;
+  };
+  const int warmup = o.warmup;
+
+  std::vector<FilterRow> rows;
+  std::vector<std::string> skipped;
+  for (const FilterCase& c : filter_cases()) {
+    std::printf("%s: \"%s\" on %s\n", c.label.c_str(), c.graph.c_str(),
+                std::string(tandem::to_string(c.format)).c_str());
+    std::vector<std::string> missing;
+    for (const auto& n : c.needs) {
+      if (!tandem::FilterRegistry::instance().find(n)) missing.push_back(n);
+    }
+    if (!missing.empty()) {
+      std::printf("  not registered: %s (skipped)\n\n", join(missing, ", ").c_str());
+      skipped.push_back(c.label + " (" + join(missing, ", ") + " not registered)");
+      continue;
+    }
+    Graph graph;
+    try {
+      graph = Graph::parse(c.graph);
+    } catch (const tandem::Error& e) {
+      std::printf("  cannot parse: %s (skipped)\n\n", e.what());
+      skipped.push_back(c.label + " (graph does not parse)");
+      continue;
+    }
+    const std::vector<Frame>& ring = ring_for(c.format);
+    std::optional<Summary> cv_summary;
+#ifdef TANDEM_BENCH_OPENCV
+    if (c.opencv) {
+      const OpenCvRun run = c.opencv(ring);
+      cv_summary = summarize(time_frames(warmup, o.frames, run));
+      std::printf("  %-52s %s\n", ("OpenCV, " + std::to_string(cv::getNumThreads()) + " threads")
+                                      .c_str(), describe(*cv_summary).c_str());
+      std::printf("      (%s)\n", c.opencv_label.c_str());
+    }
+#endif
+    for (std::size_t k = 0; k < devices.alone.size(); ++k) {
+      const std::string label = device_label(devices.all[devices.selected[k]]);
+      try {
+        PipelineOptions options;
+        options.split = "single";
+        options.persist_split = false;
+        const Timed t = time_graph(devices.alone[k], graph, options, ring, warmup, o.frames);
+        const Summary s = summarize(t.ms);
+        std::printf("  %-52s %s", label.c_str(), describe(s).c_str());
+        if (cv_summary) std::printf("  OpenCV/tandem %5.2f", cv_summary->median / s.median);
+        std::printf("\n");
+        for (const auto& f : t.pipeline->report().fallbacks) std::printf("    fallback: %s\n", f.c_str());
+        rows.push_back({c.label, label, s, cv_summary});
+      } catch (const tandem::Error& e) {
+        std::printf("  %-52s failed: %s\n", label.c_str(), e.what());
+      }
+    }
+    std::printf("\n");
+  }
+
+  // Fused point-wise chains against the same chains run one pass per filter.
+  std::printf("## Fused point-wise chains against one pass per filter (PipelineOptions.fuse)\n\n");
+  std::vector<FusionRow> fusion;
+  const std::vector<std::pair<std::string, std::string>> chains = {
+      {"saturation+tonemap reinhard", "saturation=1.3,tonemap"},
+      {"saturation+tonemap aces", "saturation=1.3,tonemap=op=aces"}};
+  for (const auto& [label, text] : chains) {
+    std::printf("%s: \"%s\" on rgba32f\n", label.c_str(), text.c_str());
+    const auto missing = missing_filters(text);
+    if (!missing.empty()) {
+      std::printf("  not registered: %s (skipped)\n\n", join(missing, ", ").c_str());
+      skipped.push_back(label + " (" + join(missing, ", ") + " not registered)");
+      continue;
+    }
+    Graph graph = Graph::parse(text);
+    // The executor computes frame statistics on a pass's own input, so a filter that needs them
+    // starts a new pass: say so rather than report a fusion that did not happen.
+    for (std::size_t n = 1; n < graph.nodes().size(); ++n) {
+      const auto& node = graph.nodes()[n];
+      if (node.spec->make(node.params)->needs_frame_stats()) {
+        std::printf("  note: %s needs frame statistics, which keeps it out of a fused chain: "
+                    "both runs take one pass per filter\n",
+                    node.spec->name.c_str());
+      }
+    }
+    const std::vector<Frame>& ring = ring_for(PixelFormat::rgba32f);
+    for (std::size_t k = 0; k < devices.alone.size(); ++k) {
+      const std::string dev = device_label(devices.all[devices.selected[k]]);
+      try {
+        PipelineOptions options;
+        options.split = "single";
+        options.persist_split = false;
+        const Summary fused =
+            summarize(time_graph(devices.alone[k], graph, options, ring, warmup, o.frames).ms);
+        options.fuse = false;
+        const Summary apart =
+            summarize(time_graph(devices.alone[k], graph, options, ring, warmup, o.frames).ms);
+        std::printf("  %-52s fused     %s\n", dev.c_str(), describe(fused).c_str());
+        std::printf("  %-52s not fused %s  not fused/fused %5.2f\n", "", describe(apart).c_str(),
+                    apart.median / fused.median);
+        fusion.push_back({label, dev, fused, apart});
+      } catch (const tandem::Error& e) {
+        std::printf("  %-52s failed: %s\n", dev.c_str(), e.what());
+      }
+    }
+    std::printf("\n");
+  }
+
+  std::printf("## Summary (medians)\n\n");
+  std::printf("| filter | device | tandem ms | OpenCV ms | OpenCV / tandem |\n");
+  std::printf("|---|---|---:|---:|---:|\n");
+  for (const auto& r : rows) {
+    std::printf("| %s | %s | %.2f |", r.filter.c_str(), r.device.c_str(), r.tandem.median);
+    if (r.opencv) {
+      std::printf(" %.2f | %.2f |\n", r.opencv->median, r.opencv->median / r.tandem.median);
+    } else {
+      std::printf(" - | - |\n");
+    }
+  }
+  if (!fusion.empty()) {
+    std::printf("\n| chain | device | fused ms | not fused ms | not fused / fused |\n");
+    std::printf("|---|---|---:|---:|---:|\n");
+    for (const auto& r : fusion) {
+      std::printf("| %s | %s | %.2f | %.2f | %.2f |\n", r.chain.c_str(), r.device.c_str(),
+                  r.fused.median, r.apart.median, r.apart.median / r.fused.median);
+    }
+  }
+  for (const auto& s : skipped) std::printf("\nskipped: %s", s.c_str());
+  if (!skipped.empty()) std::printf("\nregistered filters: %s\n", registered_filters().c_str());
+  std::printf("\nload at the end: %s\n", load_average().c_str());
+
+  if (!o.json.empty()) {
+    std::string j = "{\n  \"mode\": \"filters\",\n" + json_header(machine, o) + "  \"filters\": [";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& r = rows[i];
+      j += std::string(i ? "," : "") + "\n    {\"filter\": " + json_string(r.filter) +
+           ", \"device\": " + json_string(r.device) + ", \"tandem\": " + json_summary(r.tandem) +
+           ", \"opencv\": " + (r.opencv ? json_summary(*r.opencv) : "null") + "}";
+    }
+    j += "\n  ],\n  \"fusion\": [";
+    for (std::size_t i = 0; i < fusion.size(); ++i) {
+      const auto& r = fusion[i];
+      j += std::string(i ? "," : "") + "\n    {\"chain\": " + json_string(r.chain) +
+           ", \"device\": " + json_string(r.device) + ", \"fused\": " + json_summary(r.fused) +
+           ", \"not_fused\": " + json_summary(r.apart) + "}";
+    }
+    j += "\n  ]\n}\n";
+    write_file(o.json, j);
+  }
+  return 0;
+}
+
+// ---- Mode: coexec ----------------------------------------------------------------------------
+
+int run_coexec(const Options& o, const Machine& machine) {
+  const auto missing = missing_filters(o.graph);
+  if (!missing.empty()) {
+    throw tandem::Error("the graph \"" + o.graph + "\" needs " +
+                        (missing.size() == 1 ? "filter " : "filters ") + join(missing, ", ") +
+                        ", not registered in this build (registered: " + registered_filters() +
+                        ")");
+  }
+  Graph graph = Graph::parse(o.graph);
+  graph.validate(o.format);
+  Devices devices = open_devices(o.devices);
+  DeviceSet together = DeviceSet::open(o.devices);
+  print_header(machine, devices.all, devices.selected);
+
+  const int warmup = o.warmup;
+  const std::vector<Frame> ring =
+      synthetic_frames(o.width, o.height, o.format, o.ring, together.row_alignment());
+  std::printf("## Co-execution: \"%s\"\n\n", o.graph.c_str());
+  std::printf("%s %dx%d frames, a ring of %d synthetic frames (gradients, blocks, noise) in host "
+              "memory; %d warm-up frames, then %d timed frames; ms per frame from host memory to "
+              "host memory.\n\n",
+              std::string(tandem::to_string(o.format)).c_str(), o.width, o.height, o.ring, warmup,
+              o.frames);
+
+  std::vector<Summary> alone;
+  std::printf("each device alone (split single):\n");
+  for (std::size_t k = 0; k < devices.alone.size(); ++k) {
+    PipelineOptions options;
+    options.split = "single";
+    options.persist_split = false;
+    const Timed t = time_graph(devices.alone[k], graph, options, ring, warmup, o.frames);
+    alone.push_back(summarize(t.ms));
+    std::printf("  %-52s %s  %7.1f fps\n", device_label(devices.all[devices.selected[k]]).c_str(),
+                describe(alone.back()).c_str(), 1000 / alone.back().median);
+  }
+
+  // The learned split is not persisted, so that every run starts from the same even split.
+  PipelineOptions options;
+  options.split = o.split;
+  options.persist_split = false;
+  const Timed co = time_graph(together, graph, options, ring, warmup, o.frames);
+  const Summary together_summary = summarize(co.ms);
+  const tandem::RunReport& report = co.pipeline->report();
+  std::printf("\nall %zu together (split %s):\n", together.size(), o.split.c_str());
+  std::printf("  %-52s %s  %7.1f fps\n", together.key().c_str(),
+              describe(together_summary).c_str(), 1000 / together_summary.median);
+
+  // Mean share of rows per device over the timed frames (the trace also holds the warm-up).
+  const std::size_t first_timed = report.split_trace.size() - static_cast<std::size_t>(o.frames);
+  std::vector<double> share(together.size(), 0.0);
+  for (std::size_t f = first_timed; f < report.split_trace.size(); ++f) {
+    for (std::size_t d = 0; d < share.size(); ++d) share[d] += report.split_trace[f][d] / o.frames;
+  }
+  std::printf("  mean share of rows over the timed frames:");
+  for (std::size_t d = 0; d < share.size(); ++d) {
+    std::printf("  %s %.3f", together[d].info().id.c_str(), share[d]);
+  }
+  std::printf("\n");
+  for (const auto& f : report.fallbacks) std::printf("  fallback: %s\n", f.c_str());
+
+  const std::size_t shown = std::min<std::size_t>(20, report.split_trace.size());
+  std::printf("\nsplit trace, first %zu frames (warm-up included; fraction of rows per device: ",
+              shown);
+  for (std::size_t d = 0; d < together.size(); ++d) {
+    std::printf("%s%s", d ? " " : "", together[d].info().id.c_str());
+  }
+  std::printf("):\n");
+  for (std::size_t f = 0; f < shown; ++f) {
+    std::printf("  frame %2zu%s:", f, f < first_timed ? " (warm-up)" : "          ");
+    for (double v : report.split_trace[f]) std::printf(" %.3f", v);
+    std::printf("\n");
+  }
+
+  double throughput_sum = 0;
+  double best = INFINITY;
+  for (const Summary& s : alone) {
+    throughput_sum += 1 / s.median;
+    best = std::min(best, s.median);
+  }
+  const double efficiency = (1 / together_summary.median) / throughput_sum;
+  std::printf("\nco-execution efficiency (1/T_co) / sum(1/T_i) = %.3f   (1: the devices' frame "
+              "rates add up; medians)\n",
+              efficiency);
+  std::printf("speed-up over the fastest device alone: %.3f\n", best / together_summary.median);
+  std::printf("\nload at the end: %s\n", load_average().c_str());
+
+  if (!o.json.empty()) {
+    std::string j = "{\n  \"mode\": \"coexec\",\n" + json_header(machine, o) +
+                    "  \"graph\": " + json_string(o.graph) + ",\n  \"format\": " +
+                    json_string(std::string(tandem::to_string(o.format))) + ",\n  \"split\": " +
+                    json_string(o.split) + ",\n  \"alone\": [";
+    for (std::size_t k = 0; k < alone.size(); ++k) {
+      const auto& info = devices.all[devices.selected[k]];
+      j += std::string(k ? "," : "") + "\n    {\"id\": " + json_string(info.id) +
+           ", \"name\": " + json_string(info.name) + ", \"time\": " + json_summary(alone[k]) + "}";
+    }
+    j += "\n  ],\n  \"together\": " + json_summary(together_summary) +
+         ",\n  \"efficiency\": " + json_number(efficiency) + ",\n  \"speedup_over_fastest\": " +
+         json_number(best / together_summary.median) + ",\n  \"run_report\": " +
+         report.to_json() + "}\n";
+    write_file(o.json, j);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  try {
+    o = parse_options(argc, argv);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "tandem-bench: %s\n\n%s", e.what(), kUsage);
+    return 2;
+  }
+  if (o.mode == "-h" || o.mode == "--help" || o.mode == "help") {
+    std::printf("%s", kUsage);
+    return 0;
+  }
+  try {
+    const Machine machine = describe_machine(argc, argv);
+    return o.mode == "filters" ? run_filters(o, machine) : run_coexec(o, machine);
+  } catch (const tandem::Error& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "tandem-bench: error: %s\n", e.what());
+    if (!e.build_log().empty()) std::fprintf(stderr, "build log:\n%s\n", e.build_log().c_str());
+    return 1;
+  } catch (const cl::Error& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "tandem-bench: error: %s failed with %s\n", e.what(),
+                 tandem::cl_status_name(e.err()).c_str());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "tandem-bench: error: %s\n", e.what());
+    return 1;
+  }
+}
