@@ -208,18 +208,19 @@ std::string describe(const Summary& s) {
 }
 
 // Runs frame(i) for `warmup` untimed frames, then `timed` frames each timed on its own. The
-// warm-up covers every frame of the ring at least once (see the callers), so that buffer
+// warm-up covers every frame of the ring at least once (see parse_options), so that buffer
 // creation for a frame never falls into the timed region.
-std::vector<double> time_frames(int warmup, int timed, const std::function<void(int)>& frame) {
+std::vector<double> time_frames(int warmup, int timed, const std::function<void(int)>& frame,
+                                const std::function<void()>& after_warmup = {}) {
   for (int i = 0; i < warmup; ++i) frame(i);
+  if (after_warmup) after_warmup();
   std::vector<double> ms;
   ms.reserve(static_cast<std::size_t>(timed));
   for (int i = 0; i < timed; ++i) {
     const auto start = std::chrono::steady_clock::now();
     frame(warmup + i);
-    ms.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count());
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                     .count());
   }
   return ms;
 }
@@ -253,14 +254,15 @@ std::vector<Frame> synthetic_frames(int width, int height, PixelFormat format, i
           const float ripple = 0.5f + 0.5f * std::sin(0.05f * static_cast<float>(x + y + 17 * k));
           float c[4] = {u, v, ripple, 1.0f};
           for (int ch = 0; ch < 3; ++ch) {
-            const std::uint32_t h = mix(static_cast<std::uint32_t>(
-                (y * 65599 + x) * 4 + ch + k * 0x9e3779b9U));
+            const std::uint32_t h =
+                mix(static_cast<std::uint32_t>((y * 65599 + x) * 4 + ch + k * 0x9e3779b9U));
             const float noise = (static_cast<float>(h & 0xffff) / 65535.0f - 0.5f) * 0.12f;
             c[ch] = std::clamp((block ? 1.0f - c[ch] : c[ch]) * 0.9f + 0.05f + noise, 0.0f, 1.0f);
           }
           if (format == PixelFormat::rgba8) {
             std::uint8_t* p = f.row(y) + 4 * static_cast<std::size_t>(x);
-            for (int ch = 0; ch < 4; ++ch) p[ch] = static_cast<std::uint8_t>(std::lround(c[ch] * 255));
+            for (int ch = 0; ch < 4; ++ch)
+              p[ch] = static_cast<std::uint8_t>(std::lround(c[ch] * 255));
           } else {
             float* p = f.row_as<float>(y) + 4 * static_cast<std::size_t>(x);
             const float scale = std::exp2(8.0f * u - 3.0f);
@@ -362,8 +364,8 @@ void print_header(const Machine& m, const std::vector<tandem::DeviceInfo>& all,
     const auto& d = all[i];
     const bool sel = std::find(selected.begin(), selected.end(), i) != selected.end();
     std::printf("  %s %-5s %-4s %-40s %s | %s | %u CU\n", sel ? "*" : " ", d.id.c_str(),
-                std::string(tandem::to_string(d.type)).c_str(), d.name.c_str(),
-                d.platform.c_str(), d.driver_version.c_str(), d.compute_units);
+                std::string(tandem::to_string(d.type)).c_str(), d.name.c_str(), d.platform.c_str(),
+                d.driver_version.c_str(), d.compute_units);
   }
 #ifdef TANDEM_BENCH_OPENCV
   // Plain cv::Mat throughout; the T-API is switched off as well so that nothing goes to OpenCL.
@@ -377,9 +379,10 @@ void print_header(const Machine& m, const std::vector<tandem::DeviceInfo>& all,
       }
     }
   }
-  std::printf("OpenCV:   %s, cv::getNumThreads() = %d (the default: all cores), parallel framework "
-              "%s, CPU only (cv::Mat; T-API off)\n",
-              CV_VERSION, cv::getNumThreads(), framework.c_str());
+  std::printf(
+      "OpenCV:   %s, cv::getNumThreads() = %d (the default: all cores), parallel framework "
+      "%s, CPU only (cv::Mat; T-API off)\n",
+      CV_VERSION, cv::getNumThreads(), framework.c_str());
 #else
   std::printf("OpenCV:   not compiled in (configure with TANDEM_WITH_OPENCV=ON to compare)\n");
 #endif
@@ -425,10 +428,11 @@ std::string json_header(const Machine& m, const Options& o) {
   }
   env += "]";
   return "  \"date\": " + json_string(m.date) + ",\n  \"command\": " + json_string(m.command) +
-         ",\n  \"tandem\": " + json_string(tandem::version()) + ",\n  \"cpu\": " +
-         json_string(m.cpu) + ",\n  \"nproc\": " + std::to_string(m.usable_cpus) +
-         ",\n  \"environment\": " + env + ",\n  \"size\": [" + std::to_string(o.width) + ", " +
-         std::to_string(o.height) + "],\n  \"warmup_frames\": " + std::to_string(o.warmup) +
+         ",\n  \"tandem\": " + json_string(tandem::version()) +
+         ",\n  \"cpu\": " + json_string(m.cpu) +
+         ",\n  \"nproc\": " + std::to_string(m.usable_cpus) + ",\n  \"environment\": " + env +
+         ",\n  \"size\": [" + std::to_string(o.width) + ", " + std::to_string(o.height) +
+         "],\n  \"warmup_frames\": " + std::to_string(o.warmup) +
          ",\n  \"timed_frames\": " + std::to_string(o.frames) + ",\n";
 }
 
@@ -471,7 +475,9 @@ std::vector<std::string> missing_filters(const std::string& graph) {
       ++i;
     }
     const std::size_t start = i;
-    while (i < graph.size() && (std::isalnum(static_cast<unsigned char>(graph[i])) || graph[i] == '_')) ++i;
+    while (i < graph.size() &&
+           (std::isalnum(static_cast<unsigned char>(graph[i])) || graph[i] == '_'))
+      ++i;
     const std::string name = graph.substr(start, i - start);
     if (!name.empty() && !tandem::FilterRegistry::instance().find(name) &&
         std::find(missing.begin(), missing.end(), name) == missing.end()) {
@@ -502,6 +508,7 @@ std::string join(const std::vector<std::string>& items, const char* sep) {
 struct Timed {
   std::vector<double> ms;
   std::unique_ptr<Pipeline> pipeline;
+  tandem::RunReport warmed;  // the report when the warm-up ended
 };
 
 Timed time_graph(DeviceSet& devices, const Graph& graph, const PipelineOptions& options,
@@ -512,9 +519,10 @@ Timed time_graph(DeviceSet& devices, const Graph& graph, const PipelineOptions& 
   Frame output = t.pipeline->make_frame(first.width(), first.height(),
                                         t.pipeline->output_format(first.format()));
   const int ring_size = static_cast<int>(ring.size());
-  t.ms = time_frames(warmup, frames, [&](int i) {
-    t.pipeline->process(ring[static_cast<std::size_t>(i % ring_size)], output);
-  });
+  t.ms = time_frames(
+      warmup, frames,
+      [&](int i) { t.pipeline->process(ring[static_cast<std::size_t>(i % ring_size)], output); },
+      [&] { t.warmed = t.pipeline->report(); });
   return t;
 }
 
@@ -616,8 +624,8 @@ std::vector<FilterCase> filter_cases() {
       "cv::GaussianBlur CV_8UC4, Size(0,0), sigma 2, BORDER_REFLECT_101", gaussian(2));
   add("gaussian sigma=8", "gaussian=sigma=8", u8, {"gaussian"},
       "cv::GaussianBlur CV_8UC4, Size(0,0), sigma 8, BORDER_REFLECT_101", gaussian(8));
-  add("box radius=1", "box=radius=1", u8, {"box"},
-      "cv::blur CV_8UC4, 3x3, BORDER_REFLECT_101", box(1));
+  add("box radius=1", "box=radius=1", u8, {"box"}, "cv::blur CV_8UC4, 3x3, BORDER_REFLECT_101",
+      box(1));
   add("box radius=64", "box=radius=64", u8, {"box"},
       "cv::blur CV_8UC4, 129x129, BORDER_REFLECT_101", box(64));
   add("bilateral defaults", "bilateral", u8, {"bilateral"},
@@ -652,10 +660,11 @@ int run_filters(const Options& o, const Machine& machine) {
   std::size_t alignment = tandem::kMinRowAlignment;
   for (const DeviceSet& set : devices.alone) alignment = std::lcm(alignment, set.row_alignment());
   std::printf("## Filters, each device alone (split single)\n\n");
-  std::printf("%dx%d frames, a ring of %d synthetic frames (gradients, blocks, noise); %d warm-up "
-              "frames (at least the ring), then %d timed frames; ms per frame from host memory to "
-              "host memory.\n\n",
-              o.width, o.height, o.ring, o.warmup, o.frames);
+  std::printf(
+      "%dx%d frames, a ring of %d synthetic frames (gradients, blocks, noise); %d warm-up "
+      "frames (at least the ring), then %d timed frames; ms per frame from host memory to "
+      "host memory.\n\n",
+      o.width, o.height, o.ring, o.warmup, o.frames);
 
   std::vector<Frame> ring8, ring32;
   auto ring_for = [&](PixelFormat f) -> const std::vector<Frame>& {
@@ -693,8 +702,9 @@ int run_filters(const Options& o, const Machine& machine) {
     if (c.opencv) {
       const OpenCvRun run = c.opencv(ring);
       cv_summary = summarize(time_frames(warmup, o.frames, run));
-      std::printf("  %-52s %s\n", ("OpenCV, " + std::to_string(cv::getNumThreads()) + " threads")
-                                      .c_str(), describe(*cv_summary).c_str());
+      std::printf("  %-52s %s\n",
+                  ("OpenCV, " + std::to_string(cv::getNumThreads()) + " threads").c_str(),
+                  describe(*cv_summary).c_str());
       std::printf("      (%s)\n", c.opencv_label.c_str());
     }
 #endif
@@ -709,7 +719,8 @@ int run_filters(const Options& o, const Machine& machine) {
         std::printf("  %-52s %s", label.c_str(), describe(s).c_str());
         if (cv_summary) std::printf("  OpenCV/tandem %5.2f", cv_summary->median / s.median);
         std::printf("\n");
-        for (const auto& f : t.pipeline->report().fallbacks) std::printf("    fallback: %s\n", f.c_str());
+        for (const auto& f : t.pipeline->report().fallbacks)
+          std::printf("    fallback: %s\n", f.c_str());
         rows.push_back({c.label, label, s, cv_summary});
       } catch (const tandem::Error& e) {
         std::printf("  %-52s failed: %s\n", label.c_str(), e.what());
@@ -738,9 +749,10 @@ int run_filters(const Options& o, const Machine& machine) {
     for (std::size_t n = 1; n < graph.nodes().size(); ++n) {
       const auto& node = graph.nodes()[n];
       if (node.spec->make(node.params)->needs_frame_stats()) {
-        std::printf("  note: %s needs frame statistics, which keeps it out of a fused chain: "
-                    "both runs take one pass per filter\n",
-                    node.spec->name.c_str());
+        std::printf(
+            "  note: %s needs frame statistics, which keeps it out of a fused chain: "
+            "both runs take one pass per filter\n",
+            node.spec->name.c_str());
       }
     }
     const std::vector<Frame>& ring = ring_for(PixelFormat::rgba32f);
@@ -830,11 +842,12 @@ int run_coexec(const Options& o, const Machine& machine) {
   const std::vector<Frame> ring =
       synthetic_frames(o.width, o.height, o.format, o.ring, together.row_alignment());
   std::printf("## Co-execution: \"%s\"\n\n", o.graph.c_str());
-  std::printf("%s %dx%d frames, a ring of %d synthetic frames (gradients, blocks, noise) in host "
-              "memory; %d warm-up frames, then %d timed frames; ms per frame from host memory to "
-              "host memory.\n\n",
-              std::string(tandem::to_string(o.format)).c_str(), o.width, o.height, o.ring, warmup,
-              o.frames);
+  std::printf(
+      "%s %dx%d frames, a ring of %d synthetic frames (gradients, blocks, noise) in host "
+      "memory; %d warm-up frames, then %d timed frames; ms per frame from host memory to "
+      "host memory.\n\n",
+      std::string(tandem::to_string(o.format)).c_str(), o.width, o.height, o.ring, warmup,
+      o.frames);
 
   std::vector<Summary> alone;
   std::printf("each device alone (split single):\n");
@@ -855,8 +868,10 @@ int run_coexec(const Options& o, const Machine& machine) {
   const Timed co = time_graph(together, graph, options, ring, warmup, o.frames);
   const Summary together_summary = summarize(co.ms);
   const tandem::RunReport& report = co.pipeline->report();
+  std::vector<std::string> ids;
+  for (const auto& d : together.devices()) ids.push_back(d.info().id);
   std::printf("\nall %zu together (split %s):\n", together.size(), o.split.c_str());
-  std::printf("  %-52s %s  %7.1f fps\n", together.key().c_str(),
+  std::printf("  %-52s %s  %7.1f fps\n", join(ids, " + ").c_str(),
               describe(together_summary).c_str(), 1000 / together_summary.median);
 
   // Mean share of rows per device over the timed frames (the trace also holds the warm-up).
@@ -869,6 +884,26 @@ int run_coexec(const Options& o, const Machine& machine) {
   for (std::size_t d = 0; d < share.size(); ++d) {
     std::printf("  %s %.3f", together[d].info().id.c_str(), share[d]);
   }
+  std::printf("\n");
+  // Busy time (profiling events) against wall time over the timed frames: when the devices'
+  // busy times add up to the wall time, they ran one after the other, not together.
+  const double wall = (report.wall_ms - co.warmed.wall_ms) / o.frames;
+  double busy_sum = 0;
+  std::printf("  busy ms per frame (profiling events):");
+  for (std::size_t d = 0; d < report.devices.size(); ++d) {
+    const double busy = (report.devices[d].busy_ms - co.warmed.devices[d].busy_ms) / o.frames;
+    busy_sum += busy;
+    std::printf("  %s %.2f", report.devices[d].id.c_str(), busy);
+  }
+  std::printf("; wall %.2f; overlap (sum of busy / wall) %.2f\n", wall, busy_sum / wall);
+  std::printf("    (overlap near 1 with several devices busy: they ran one after another)\n");
+  // The slowest frame and its split: a stall (a new band height, a device probed after sitting
+  // out) shows here rather than in the median.
+  const auto slowest =
+      static_cast<std::size_t>(std::max_element(co.ms.begin(), co.ms.end()) - co.ms.begin());
+  std::printf("  slowest timed frame: frame %zu, %.2f ms, split", first_timed + slowest,
+              co.ms[slowest]);
+  for (double v : report.split_trace[first_timed + slowest]) std::printf(" %.3f", v);
   std::printf("\n");
   for (const auto& f : report.fallbacks) std::printf("  fallback: %s\n", f.c_str());
 
@@ -892,26 +927,43 @@ int run_coexec(const Options& o, const Machine& machine) {
     best = std::min(best, s.median);
   }
   const double efficiency = (1 / together_summary.median) / throughput_sum;
-  std::printf("\nco-execution efficiency (1/T_co) / sum(1/T_i) = %.3f   (1: the devices' frame "
-              "rates add up; medians)\n",
-              efficiency);
+  std::printf(
+      "\nco-execution efficiency (1/T_co) / sum(1/T_i) = %.3f   (1: the devices' frame "
+      "rates add up; medians)\n",
+      efficiency);
   std::printf("speed-up over the fastest device alone: %.3f\n", best / together_summary.median);
+  std::size_t host_cpus = 0;
+  unsigned host_units = 0;
+  for (const auto& d : together.devices()) {
+    if (d.info().type == tandem::DeviceType::cpu) {
+      ++host_cpus;
+      host_units += d.info().compute_units;
+    }
+  }
+  if (host_cpus > 1 && host_units > static_cast<unsigned>(machine.usable_cpus)) {
+    std::printf(
+        "note: %zu CPU devices with %u compute units in all share %d cores: each alone "
+        "already uses cores the others need, so sum(1/T_i) counts those cores more than "
+        "once and the efficiency stays below 1 even when nothing is wasted.\n",
+        host_cpus, host_units, machine.usable_cpus);
+  }
   std::printf("\nload at the end: %s\n", load_average().c_str());
 
   if (!o.json.empty()) {
     std::string j = "{\n  \"mode\": \"coexec\",\n" + json_header(machine, o) +
-                    "  \"graph\": " + json_string(o.graph) + ",\n  \"format\": " +
-                    json_string(std::string(tandem::to_string(o.format))) + ",\n  \"split\": " +
-                    json_string(o.split) + ",\n  \"alone\": [";
+                    "  \"graph\": " + json_string(o.graph) +
+                    ",\n  \"format\": " + json_string(std::string(tandem::to_string(o.format))) +
+                    ",\n  \"split\": " + json_string(o.split) + ",\n  \"alone\": [";
     for (std::size_t k = 0; k < alone.size(); ++k) {
       const auto& info = devices.all[devices.selected[k]];
       j += std::string(k ? "," : "") + "\n    {\"id\": " + json_string(info.id) +
            ", \"name\": " + json_string(info.name) + ", \"time\": " + json_summary(alone[k]) + "}";
     }
     j += "\n  ],\n  \"together\": " + json_summary(together_summary) +
-         ",\n  \"efficiency\": " + json_number(efficiency) + ",\n  \"speedup_over_fastest\": " +
-         json_number(best / together_summary.median) + ",\n  \"run_report\": " +
-         report.to_json() + "}\n";
+         ",\n  \"efficiency\": " + json_number(efficiency) +
+         ",\n  \"speedup_over_fastest\": " + json_number(best / together_summary.median) +
+         ",\n  \"overlap\": " + json_number(busy_sum / wall) +
+         ",\n  \"run_report\": " + report.to_json() + "}\n";
     write_file(o.json, j);
   }
   return 0;
@@ -924,7 +976,7 @@ int main(int argc, char** argv) {
   try {
     o = parse_options(argc, argv);
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "tandem-bench: %s\n\n%s", e.what(), kUsage);
+    std::fprintf(stderr, "tandem-bench: %s (see tandem-bench --help)\n", e.what());
     return 2;
   }
   if (o.mode == "-h" || o.mode == "--help" || o.mode == "help") {

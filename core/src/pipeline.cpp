@@ -15,6 +15,7 @@
 
 #include "tandem/error.hpp"
 #include "tandem/program_cache.hpp"
+#include "quirks.hpp"
 #include "workspace.hpp"
 
 namespace tandem {
@@ -489,12 +490,16 @@ void Pipeline::Impl::run_frame(const Frame& input, Frame& output, std::span<cons
     }
   }
 
-  // GPUs first: they have the longest way from enqueue to running.
+  // GPUs first: they have the longest way from enqueue to running. Devices that compute while
+  // being enqueued go last, or the others would wait for them (quirks.hpp).
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return (devices[a].info().type == DeviceType::gpu) > (devices[b].info().type == DeviceType::gpu);
-  });
+  auto rank = [&](std::size_t d) {
+    const DeviceInfo& info = devices[d].info();
+    return info.type == DeviceType::gpu ? 0 : detail::runs_kernels_at_enqueue(info) ? 2 : 1;
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return rank(a) < rank(b); });
   // Before a failure leaves this frame, what the other devices started must end and be unmapped.
   auto drain = [&] {
     for (std::size_t d : order) {
