@@ -72,6 +72,7 @@ Taps taps_rgba8(double sigma) {
   for (int i = 0; i < half; ++i) {
     const double adjusted = kernel[i] * 256 + error;
     q[i] = cv_round(adjusted);
+    q[n - 1 - i] = q[i];  // symmetric
     error = adjusted - q[i];
     sum += q[i];
   }

@@ -1,6 +1,9 @@
 // gaussian: separable Gaussian blur with reflect-101 borders, as OpenCV's GaussianBlur.
-// gaussian_horizontal filters every input row the band needs into a float scratch image,
-// gaussian_vertical filters the scratch columns into the band's output rows.
+// gaussian_vertical filters the input's columns for the band's rows into a float scratch image,
+// gaussian_horizontal filters the scratch rows into the output. Vertical first: its taps are
+// rows apart, so they come from the cache's far levels, and on rgba8 they are 16 bytes each
+// rather than the 64 of a float row; the horizontal taps overlap and hit the nearest cache.
+// (OpenCV goes horizontal first; on rgba8 both orders give the same exact sums.)
 //
 // Compile-time constants from the host (filters/gaussian.cpp):
 //   RADIUS           taps on each side of the centre
@@ -8,9 +11,9 @@
 //                    are multiples of 1/256, so every sum below is exact in float
 //   PIXEL_RGBA8      1: uchar pixels, values 0..255 throughout; 0: float pixels
 //   GAUSSIAN_VROWS   output rows per work-item of the vertical pass: 4 on GPUs, where loading
-//                    each scratch row once for four outputs saves memory traffic, and 1 on CPUs,
-//                    where four float16 accumulators per work-item would spill the registers
-//                    that PoCL's vectorisation across work-items needs
+//                    each input row once for four outputs saves memory traffic; 1 on CPUs,
+//                    where the rows come from cache and one accumulator per work-item keeps
+//                    PoCL's vectorisation across work-items simple
 // Work-items handle four pixels: one 16-byte (rgba8) or 64-byte (rgba32f) load per tap.
 
 __constant float kWeights[RADIUS + 1] = {WEIGHTS};
@@ -26,25 +29,15 @@ __constant float kWeights[RADIUS + 1] = {WEIGHTS};
 
 #if PIXEL_RGBA8
 typedef uchar pixel_t;
-inline float16 load4(const __global uchar* restrict row, int x) {
-  return convert_float16(vload16(0, row + 4 * x));
-}
-inline float4 load1(const __global uchar* restrict row, int x) {
-  return convert_float4(vload4(x, row));
-}
+inline float16 load4(const __global uchar* restrict p) { return convert_float16(vload16(0, p)); }
 // Half up, as OpenCV's fixed-point blur rounds; the sum is exact, so this is bit-exact.
-inline void store4(__global uchar* restrict row, int x, float16 v) {
-  vstore16(convert_uchar16_sat(v + 0.5f), 0, row + 4 * x);
+inline void store4(__global uchar* restrict p, float16 v) {
+  vstore16(convert_uchar16_sat(v + 0.5f), 0, p);
 }
 #else
 typedef float pixel_t;
-inline float16 load4(const __global float* restrict row, int x) {
-  return vload16(0, row + 4 * x);
-}
-inline float4 load1(const __global float* restrict row, int x) { return vload4(x, row); }
-inline void store4(__global float* restrict row, int x, float16 v) {
-  vstore16(v, 0, row + 4 * x);
-}
+inline float16 load4(const __global float* restrict p) { return vload16(0, p); }
+inline void store4(__global float* restrict p, float16 v) { vstore16(v, 0, p); }
 #endif
 
 // Reflect-101 without a division, valid for |i| <= 2n - 2 (one reflection at either side).
@@ -57,86 +50,48 @@ inline int reflect(int i, int n, bool near) {
   return near ? reflect_near(i, n) : tandem_reflect101(i, n);
 }
 
-// One output pixel of the horizontal pass with reflected taps (groups touching a border).
-inline float4 horizontal_pixel(const __global pixel_t* restrict row, int x, int width,
-                               bool near) {
-  float4 acc = kWeights[0] * load1(row, reflect(x, width, near));
-  for (int k = 1; k <= RADIUS; ++k) {
-    acc = mad((float4)kWeights[k],
-              load1(row, reflect(x - k, width, near)) + load1(row, reflect(x + k, width, near)),
-              acc);
-  }
-  return acc;
-}
-
-__kernel void gaussian_horizontal(const __global pixel_t* restrict src, int src_first,
-                                  int src_pitch, __global float* restrict dst, int dst_first,
-                                  int dst_pitch, int width, int row0) {
-  const int x = (int)get_global_id(0) * 4;
-  const int y = row0 + (int)get_global_id(1);
-  const __global pixel_t* restrict row = src + (size_t)(y - src_first) * src_pitch;
-  float16 acc;
-  if (x >= RADIUS && x + 3 + RADIUS < width) {
-    acc = kWeights[0] * load4(row, x);
-    UNROLL_TAPS
-    for (int k = 1; k <= RADIUS; ++k) {
-      acc = mad((float16)kWeights[k], load4(row, x - k) + load4(row, x + k), acc);
-    }
-  } else {
-    // Lanes past the right edge (up to x + 3 < width + 3) fill the row's padding; their taps
-    // reflect into the row too, so the cheap reflection holds while width >= RADIUS + 4.
-    const bool near = width >= RADIUS + 4;
-    acc = (float16)(horizontal_pixel(row, x, width, near), horizontal_pixel(row, x + 1, width, near),
-                    horizontal_pixel(row, x + 2, width, near),
-                    horizontal_pixel(row, x + 3, width, near));
-  }
-  vstore16(acc, 0, dst + (size_t)(y - dst_first) * dst_pitch + 4 * x);
-}
-
-// src holds the horizontally filtered rows [src_first, ...) that output rows [y0, y1) need.
-__kernel void gaussian_vertical(const __global float* restrict src, int src_first, int src_pitch,
-                                __global pixel_t* restrict dst, int dst_first, int dst_pitch,
+// Rows [y0, y1) of the vertically filtered input, four pixels per work-item.
+__kernel void gaussian_vertical(const __global pixel_t* restrict src, int src_first, int src_pitch,
+                                __global float* restrict dst, int dst_first, int dst_pitch,
                                 int height, int y0, int y1) {
   const int x = (int)get_global_id(0) * 4;
   const int ya = y0 + (int)get_global_id(1) * GAUSSIAN_VROWS;
-  const __global float* restrict column = src + 4 * x;
+  const __global pixel_t* restrict column = src + 4 * x;
+  __global float* restrict out = dst + 4 * x;
+  // Row offsets reach -RADIUS .. height - 1 + RADIUS.
   const bool near = height > RADIUS;
+#define ROW(r) load4(column + (size_t)((r) - src_first) * src_pitch)
 #if GAUSSIAN_VROWS == 1
   float16 acc;
   if (ya >= RADIUS && ya + RADIUS < height) {
-    const __global float* restrict centre = column + (size_t)(ya - src_first) * src_pitch;
-    acc = kWeights[0] * vload16(0, centre);
+    const __global pixel_t* restrict centre = column + (size_t)(ya - src_first) * src_pitch;
+    acc = kWeights[0] * load4(centre);
     UNROLL_TAPS
     for (int k = 1; k <= RADIUS; ++k) {
       const size_t step = (size_t)k * src_pitch;
-      acc = mad((float16)kWeights[k], vload16(0, centre - step) + vload16(0, centre + step), acc);
+      acc = mad((float16)kWeights[k], load4(centre - step) + load4(centre + step), acc);
     }
   } else {
-    acc = kWeights[0] * vload16(0, column + (size_t)(reflect(ya, height, near) - src_first) * src_pitch);
+    acc = kWeights[0] * ROW(ya);
     for (int k = 1; k <= RADIUS; ++k) {
-      const int above = reflect(ya - k, height, near) - src_first;
-      const int below = reflect(ya + k, height, near) - src_first;
       acc = mad((float16)kWeights[k],
-                vload16(0, column + (size_t)above * src_pitch) +
-                    vload16(0, column + (size_t)below * src_pitch),
-                acc);
+                ROW(reflect(ya - k, height, near)) + ROW(reflect(ya + k, height, near)), acc);
     }
   }
-  store4(dst + (size_t)(ya - dst_first) * dst_pitch, x, acc);
+  vstore16(acc, 0, out + (size_t)(ya - dst_first) * dst_pitch);
 #else
   // Rows ya - RADIUS .. ya + VROWS - 1 + RADIUS, each loaded once and added to every output row
-  // within reach. Rows needed only by outputs past y1 are clamped to the last row the band
-  // has (their results are not stored).
+  // within reach. Rows only outputs past y1 need are clamped to the last row the band has
+  // (those outputs are not stored).
   float16 acc[GAUSSIAN_VROWS];
 #pragma unroll
   for (int o = 0; o < GAUSSIAN_VROWS; ++o) acc[o] = (float16)(0.0f);
-  const bool interior = ya >= RADIUS && ya + GAUSSIAN_VROWS - 1 + RADIUS < height &&
-                        ya + GAUSSIAN_VROWS <= y1;
+  const bool interior =
+      ya >= RADIUS && ya + GAUSSIAN_VROWS - 1 + RADIUS < height && ya + GAUSSIAN_VROWS <= y1;
   const int last = y1 - 1 + RADIUS;
   UNROLL_TAPS
   for (int t = -RADIUS; t <= RADIUS + GAUSSIAN_VROWS - 1; ++t) {
-    const int r = interior ? ya + t : reflect(min(ya + t, last), height, near);
-    const float16 v = vload16(0, column + (size_t)(r - src_first) * src_pitch);
+    const float16 v = ROW(interior ? ya + t : reflect(min(ya + t, last), height, near));
 #pragma unroll
     for (int o = 0; o < GAUSSIAN_VROWS; ++o) {
       const int k = t - o;
@@ -145,7 +100,47 @@ __kernel void gaussian_vertical(const __global float* restrict src, int src_firs
   }
 #pragma unroll
   for (int o = 0; o < GAUSSIAN_VROWS; ++o) {
-    if (ya + o < y1) store4(dst + (size_t)(ya + o - dst_first) * dst_pitch, x, acc[o]);
+    if (ya + o < y1) vstore16(acc[o], 0, out + (size_t)(ya + o - dst_first) * dst_pitch);
   }
 #endif
+#undef ROW
+}
+
+// One output pixel of the horizontal pass with reflected taps (groups touching a border).
+inline float4 horizontal_pixel(const __global float* restrict row, int x, int width, bool near) {
+  float4 acc = kWeights[0] * vload4(reflect(x, width, near), row);
+  for (int k = 1; k <= RADIUS; ++k) {
+    acc = mad((float4)kWeights[k],
+              vload4(reflect(x - k, width, near), row) + vload4(reflect(x + k, width, near), row),
+              acc);
+  }
+  return acc;
+}
+
+// Output rows [y0, y0 + rows) from the vertically filtered rows in src.
+__kernel void gaussian_horizontal(const __global float* restrict src, int src_first,
+                                  int src_pitch, __global pixel_t* restrict dst, int dst_first,
+                                  int dst_pitch, int width, int y0) {
+  const int x = (int)get_global_id(0) * 4;
+  const int y = y0 + (int)get_global_id(1);
+  const __global float* restrict row = src + (size_t)(y - src_first) * src_pitch;
+  float16 acc;
+  if (x >= RADIUS && x + 3 + RADIUS < width) {
+    const __global float* restrict centre = row + 4 * x;
+    acc = kWeights[0] * vload16(0, centre);
+    UNROLL_TAPS
+    for (int k = 1; k <= RADIUS; ++k) {
+      acc = mad((float16)kWeights[k], vload16(0, centre - 4 * k) + vload16(0, centre + 4 * k),
+                acc);
+    }
+  } else {
+    // Lanes past the right edge (x + 3 < width + 3) fill the row's padding; their taps reflect
+    // into the row too, so the cheap reflection holds while width >= RADIUS + 4.
+    const bool near = width >= RADIUS + 4;
+    acc = (float16)(horizontal_pixel(row, x, width, near),
+                    horizontal_pixel(row, x + 1, width, near),
+                    horizontal_pixel(row, x + 2, width, near),
+                    horizontal_pixel(row, x + 3, width, near));
+  }
+  store4(dst + (size_t)(y - dst_first) * dst_pitch + 4 * x, acc);
 }

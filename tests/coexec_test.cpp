@@ -126,12 +126,18 @@ TEST(Concurrency, CoExecutedFrameBeatsTheFasterDeviceAlone) {
                                 : "saturation=1.2,saturation=0.9,saturation=1.1,saturation=1.3";
   const Frame input = test::random_frame(1280, 720, PixelFormat::rgba8, 1);
   const auto ids = test::device_ids();
-  const double a = median_frame_ms(ids[0], "single", input, graph);
-  const double b = median_frame_ms(ids[1], "single", input, graph);
-  const double co = median_frame_ms("all", "adaptive", input, graph);
-  std::printf("alone: %.2f ms and %.2f ms; co-executed: %.2f ms; efficiency %.2f\n", a, b, co,
-              (1 / co) / (1 / a + 1 / b));
-  EXPECT_LT(co, std::min(a, b));
+  // Other work on a 2-core machine can take one of the two cores away for a while: up to three
+  // attempts, each measuring all three configurations afresh.
+  bool overlapped = false;
+  for (int attempt = 0; attempt < 3 && !overlapped; ++attempt) {
+    const double a = median_frame_ms(ids[0], "single", input, graph);
+    const double b = median_frame_ms(ids[1], "single", input, graph);
+    const double co = median_frame_ms("all", "adaptive", input, graph);
+    std::printf("alone: %.2f ms and %.2f ms; co-executed: %.2f ms; efficiency %.2f\n", a, b, co,
+                (1 / co) / (1 / a + 1 / b));
+    overlapped = co < std::min(a, b);
+  }
+  EXPECT_TRUE(overlapped) << "the co-executed frame was never faster than the faster device";
 }
 
 }  // namespace
