@@ -13,7 +13,7 @@ namespace {
 enum class Mode { normal, add, screen, multiply };
 const char* const kModeNames[] = {"normal", "add", "screen", "multiply"};
 
-// f(a, b) per channel: blend.cl's operations in its order, mad() as a fused multiply-add.
+// f(a, b) per channel: blend.cl's operations in its order (it uses fma(), correctly rounded).
 float blend_channel(Mode mode, float a, float b) {
   switch (mode) {
     case Mode::normal:
@@ -33,7 +33,8 @@ class Blend final : public Filter {
   explicit Blend(const Params& params)
       : mode_(static_cast<Mode>(params.integer("mode"))),
         opacity_(static_cast<float>(params["opacity"])),
-        stage_{"blend.cl", std::string("tandem_blend_") + kModeNames[static_cast<int>(mode_)],
+        stage_{"blend.cl",
+               std::string("tandem_blend_") + kModeNames[static_cast<int>(mode_)],
                {opacity_},
                {}} {}
 
@@ -69,8 +70,9 @@ class Blend final : public Filter {
 FilterSpec describe_blend() {
   return {
       .name = "blend",
-      .help = "Blends the second input (top) over the first (base): out = mix(base, f(base, top), "
-              "opacity) on RGB; the base's alpha is kept.",
+      .help =
+          "Blends the second input (top) over the first (base): out = mix(base, f(base, top), "
+          "opacity) on RGB; the base's alpha is kept.",
       .params = {{.name = "mode",
                   .type = ParamType::choice,
                   .default_value = 0,

@@ -25,6 +25,9 @@ const char* const kOpNames[] = {"reinhard", "aces", "hable", "drago", "linear"};
 constexpr float kHableWhite = 11.2f;
 constexpr float kHableBias = 2.0f;
 constexpr double kDragoBias = 0.85;
+// Work-items per row in the statistics kernel: enough to fill a device, few enough that each
+// has a stretch of pixels to loop over.
+constexpr int kStatsChunks = 32;
 
 using Args = std::array<float, 16>;
 
@@ -32,11 +35,13 @@ using Args = std::array<float, 16>;
 // mad() taken as a fused multiply-add.
 
 float srgb_to_linear(float c) {
-  return c <= 0.04045f ? c * (1.0f / 12.92f) : std::pow((c + 0.055f) * (1.0f / 1.055f), 2.4f);
+  return c <= 0.04045f ? c * (1.0f / 12.92f)
+                       : std::exp2(std::log2((c + 0.055f) * (1.0f / 1.055f)) * 2.4f);
 }
 
 float linear_to_srgb(float c) {
-  return c <= 0.0031308f ? 12.92f * c : std::fma(1.055f, std::pow(c, 1.0f / 2.4f), -0.055f);
+  return c <= 0.0031308f ? 12.92f * c
+                         : std::fma(1.055f, std::exp2(std::log2(c) * (1.0f / 2.4f)), -0.055f);
 }
 
 struct Rgb {
@@ -58,7 +63,9 @@ Pixel curve_output(const Rgb& c, float alpha) {
   return {encode(c.r), encode(c.g), encode(c.b), alpha};
 }
 
-Rgb scaled(const Rgb& c, float k) { return {c.r * k, c.g * k, c.b * k}; }
+Rgb scaled(const Rgb& c, float k) {
+  return {c.r * k, c.g * k, c.b * k};
+}
 
 float aces(float x) {
   return x * std::fma(2.51f, x, 0.03f) / std::fma(x, std::fma(2.43f, x, 0.59f), 0.14f);
@@ -86,8 +93,9 @@ Pixel apply_curve(Op op, const Pixel& px, const Args& p) {
                           px.a);
     case Op::drago: {
       const float lw = luminance(c);
-      const float ld =
-          p[3] * std::log1p(lw) / std::log(std::fma(8.0f, std::pow(lw * p[2], p[4]), 2.0f));
+      const float l = lw * p[5];
+      const float ld = p[3] * std::log1p(l) /
+                       std::log(std::fma(8.0f, std::exp2(std::log2(l * p[2]) * p[4]), 2.0f));
       const float ratio = lw > 0.0f ? ld / lw : 0.0f;
       return curve_output(scaled(c, ratio), px.a);
     }
@@ -105,7 +113,8 @@ class Tonemap final : public Filter {
         key_(params["key"]),
         white_(params["white"]),
         stats_{key_, 1.0},
-        stage_{"tonemap.cl", std::string("tandem_tonemap_") + kOpNames[static_cast<int>(op_)],
+        stage_{"tonemap.cl",
+               std::string("tandem_tonemap_") + kOpNames[static_cast<int>(op_)],
                {},
                {}} {
     update_stage();
@@ -125,22 +134,37 @@ class Tonemap final : public Filter {
   void enqueue_stats(BandContext& ctx, const DeviceImage& input,
                      const cl::Buffer& rows_out) const override {
     static const std::vector<std::string> sources = {"tonemap.cl"};
+    const int rows = ctx.y1() - ctx.y0();
+    if (rows <= 0) return;
     cl::Program program = ctx.program(sources, "");
-    cl::Kernel kernel = ctx.kernel(program, input.format == PixelFormat::rgba8
-                                                ? "tandem_tonemap_stats_rgba8"
-                                                : "tandem_tonemap_stats_rgba32f");
+    // Partial sums, kStatsChunks per row, in a scratch image used as a flat float2 array.
+    const std::size_t pitch =
+        padded_pitch(ctx.frame_width(), PixelFormat::rgba32f, kMinRowAlignment);
+    const std::size_t bytes = sizeof(cl_float2) * kStatsChunks * static_cast<std::size_t>(rows);
+    const DeviceImage partial = ctx.scratch(this, 0, PixelFormat::rgba32f, ctx.y0(),
+                                            static_cast<int>((bytes + pitch - 1) / pitch));
     const Args p = args(input.format, stats_);
     cl_float16 packed;
     std::copy(p.begin(), p.end(), packed.s);
-    kernel.setArg(0, input.buffer);
-    kernel.setArg(1, input.first_row);
-    kernel.setArg(2, input.pitch_elements());
-    kernel.setArg(3, ctx.frame_width());
-    kernel.setArg(4, ctx.y0());
-    kernel.setArg(5, packed);
-    kernel.setArg(6, rows_out);
-    ctx.enqueue(kernel, 1, static_cast<std::size_t>(ctx.y1() - ctx.y0()),
-                "tonemap frame statistics");
+
+    cl::Kernel reduce =
+        ctx.kernel(program, input.format == PixelFormat::rgba8 ? "tandem_tonemap_stats_rgba8"
+                                                               : "tandem_tonemap_stats_rgba32f");
+    reduce.setArg(0, input.buffer);
+    reduce.setArg(1, input.first_row);
+    reduce.setArg(2, input.pitch_elements());
+    reduce.setArg(3, ctx.frame_width());
+    reduce.setArg(4, ctx.y0());
+    reduce.setArg(5, packed);
+    reduce.setArg(6, kStatsChunks);
+    reduce.setArg(7, partial.buffer);
+    ctx.enqueue(reduce, kStatsChunks, static_cast<std::size_t>(rows), "tonemap frame statistics");
+
+    cl::Kernel combine = ctx.kernel(program, "tandem_tonemap_stats_rows");
+    combine.setArg(0, partial.buffer);
+    combine.setArg(1, kStatsChunks);
+    combine.setArg(2, rows_out);
+    ctx.enqueue(combine, 1, static_cast<std::size_t>(rows), "tonemap frame statistics (rows)");
   }
 
   void set_frame_stats(const FrameStats& stats) override {
@@ -200,13 +224,19 @@ class Tonemap final : public Filter {
       case Op::hable:
         p[2] = 1.0f / hable(kHableWhite);
         break;
-      case Op::drago:
-        if (stats.maximum > 0) {
-          p[2] = static_cast<float>(1.0 / stats.maximum);
-          p[3] = static_cast<float>(1.0 / std::log10(stats.maximum + 1.0));
+      case Op::drago: {
+        // Luminance in units of the world adaptation luminance (the log-average), as in the
+        // paper: the curve then adapts to the frame's level as well as to its range.
+        const double lavg = std::max(stats.log_average, 1e-30);
+        const double lmax = stats.maximum / lavg;
+        if (lmax > 0) {
+          p[2] = static_cast<float>(1.0 / lmax);
+          p[3] = static_cast<float>(1.0 / std::log10(lmax + 1.0));
         }
         p[4] = static_cast<float>(std::log(kDragoBias) / std::log(0.5));
+        p[5] = static_cast<float>(1.0 / lavg);
         break;
+      }
       case Op::aces:
       case Op::linear:
         break;
@@ -231,16 +261,18 @@ class Tonemap final : public Filter {
 FilterSpec describe_tonemap() {
   return {
       .name = "tonemap",
-      .help = "Maps linear light (float, or 8-bit sRGB linearised first) to 8-bit sRGB; "
-              "exposure scales linear RGB by 2^exposure before any operator.",
+      .help =
+          "Maps linear light (float, or 8-bit sRGB linearised first) to 8-bit sRGB; "
+          "exposure scales linear RGB by 2^exposure before any operator.",
       .params =
           {
               {.name = "op",
                .type = ParamType::choice,
                .default_value = 0,
-               .help = "reinhard (global, adapts to the frame's log-average), aces (Narkowicz "
-                       "fit), hable (Uncharted 2, exposure bias 2), drago (adapts to the "
-                       "frame's maximum), linear (clip)",
+               .help =
+                   "reinhard (global, adapts to the frame's log-average), aces (Narkowicz "
+                   "fit), hable (Uncharted 2, exposure bias 2), drago (logarithmic, adapts to the "
+                   "frame's log-average and maximum), linear (clip)",
                .choices = {kOpNames[0], kOpNames[1], kOpNames[2], kOpNames[3], kOpNames[4]}},
               {.name = "exposure",
                .type = ParamType::real,

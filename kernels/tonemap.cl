@@ -6,8 +6,8 @@
 //   p.s1  1 when the input is 8-bit sRGB (linearise), 0 for linear float input
 //   reinhard: p.s2 key / Lavg, p.s3 1 / white^2 (0: no white point)
 //   hable:    p.s2 1 / f(W)
-//   drago:    p.s2 1 / Lmax, p.s3 1 / log10(Lmax + 1) (both 0 for a black frame), p.s4 the bias
-//             exponent log(bias) / log(0.5)
+//   drago:    p.s2 Lavg / Lmax, p.s3 1 / log10(Lmax / Lavg + 1) (both 0 for a black frame),
+//             p.s4 the bias exponent log(bias) / log(0.5), p.s5 1 / Lavg
 // Expressions use mad() where the host reference uses std::fma and avoid any other a*b+c, so
 // that the reference mirrors the kernel step by step.
 
@@ -53,12 +53,15 @@ inline float4 tandem_tonemap_hable(float4 px, float16 p) {
   return tandem_tonemap_output(tandem_hable_curve(2.0f * x) * p.s2, px.w);
 }
 
-// Drago et al. 2003 with Ldmax = 100: Ld = log(Lw + 1) / log10(Lmax + 1) /
-// log(2 + 8 (Lw / Lmax)^(log(bias) / log(0.5))), channels scaled by Ld / Lw.
+// Drago et al. 2003 with Ldmax = 100, on luminance scaled by the world adaptation luminance
+// (the log-average), as the paper does: with Lw' = Lw / Lavg, Lmax' = Lmax / Lavg,
+// Ld = log(Lw' + 1) / log10(Lmax' + 1) / log(2 + 8 (Lw' / Lmax')^(log(bias) / log(0.5))),
+// and channels scaled by Ld / Lw.
 inline float4 tandem_tonemap_drago(float4 px, float16 p) {
   const float3 c = tandem_tonemap_input(px, p);
   const float lw = tandem_tonemap_luminance(c);
-  const float ld = p.s3 * log1p(lw) / log(mad(8.0f, pow(lw * p.s2, p.s4), 2.0f));
+  const float l = lw * p.s5;
+  const float ld = p.s3 * log1p(l) / log(mad(8.0f, exp2(log2(l * p.s2) * p.s4), 2.0f));
   const float ratio = lw > 0.0f ? ld / lw : 0.0f;
   return tandem_tonemap_output(c * ratio, px.w);
 }
@@ -68,22 +71,37 @@ inline float4 tandem_tonemap_linear(float4 px, float16 p) {
 }
 
 // Frame statistics: for each row y0 + get_global_id(1), (sum of log(1e-4 + Lw), max Lw) of the
-// luminance the curves see. One work-item per row, so the sum's order is fixed.
+// luminance the curves see. Two steps so that a device has work-items enough: each of `chunks`
+// work-items per row reduces its stretch of the row, then one work-item per row adds the
+// stretches in order. The order of every sum is fixed, so a row's result does not depend on the
+// band it falls in.
 #define TANDEM_TONEMAP_STATS(NAME, TYPE, LOAD)                                                \
   __kernel void NAME(const __global TYPE* restrict in, int in_first, int in_pitch, int width, \
-                     int y0, float16 p, __global float2* restrict rows_out) {                 \
+                     int y0, float16 p, int chunks, __global float2* restrict partial) {      \
+    const int chunk = (int)get_global_id(0);                                                  \
     const int row = (int)get_global_id(1);                                                    \
     const __global TYPE* src = in + (size_t)(y0 + row - in_first) * in_pitch;                 \
+    const int stretch = (width + chunks - 1) / chunks;                                        \
+    const int x1 = min(width, (chunk + 1) * stretch);                                         \
     float sum = 0.0f;                                                                         \
     float peak = 0.0f;                                                                        \
-    for (int x = 0; x < width; ++x) {                                                         \
+    for (int x = chunk * stretch; x < x1; ++x) {                                              \
       const float lw = tandem_tonemap_luminance(tandem_tonemap_input(LOAD, p));               \
       sum += log(1e-4f + lw);                                                                 \
       peak = fmax(peak, lw);                                                                  \
     }                                                                                         \
-    rows_out[row] = (float2)(sum, peak);                                                      \
+    partial[row * chunks + chunk] = (float2)(sum, peak);                                      \
   }
 
 TANDEM_TONEMAP_STATS(tandem_tonemap_stats_rgba8, uchar,
                      convert_float4(vload4(x, src)) * (1.0f / 255.0f))
 TANDEM_TONEMAP_STATS(tandem_tonemap_stats_rgba32f, float, vload4(x, src))
+
+__kernel void tandem_tonemap_stats_rows(const __global float2* restrict partial, int chunks,
+                                        __global float2* restrict rows_out) {
+  const int row = (int)get_global_id(1);
+  const __global float2* r = partial + row * chunks;
+  float2 total = r[0];
+  for (int c = 1; c < chunks; ++c) total = (float2)(total.x + r[c].x, fmax(total.y, r[c].y));
+  rows_out[row] = total;
+}
