@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -100,7 +101,10 @@ std::uint64_t fnv1a64(std::string_view data, std::uint64_t seed) {
   return h;
 }
 
-ProgramCache::ProgramCache(std::filesystem::path directory) : directory_(std::move(directory)) {}
+ProgramCache::ProgramCache(std::filesystem::path directory) : directory_(std::move(directory)) {
+  static std::atomic<std::uint64_t> next{0};
+  id_ = ++next;
+}
 
 std::filesystem::path ProgramCache::default_directory() {
   const char* enabled = std::getenv("TANDEM_CACHE");
@@ -136,7 +140,7 @@ void ProgramCache::set_extra_options(std::string options) {
   extra_options_ = std::move(options);
 }
 
-cl::Program ProgramCache::get(const Device& device, const std::string& source,
+cl::Program ProgramCache::get(Device& device, const std::string& source,
                               const std::string& base_options, const std::string& what) {
   std::unique_lock lock(mutex_);
   const std::string options =
@@ -144,8 +148,9 @@ cl::Program ProgramCache::get(const Device& device, const std::string& source,
   lock.unlock();
   const std::uint64_t key = entry_key(device, source, options);
   lock.lock();
-  const auto memory_key = std::make_tuple(device.context()(), device.cl_device()(), key);
-  if (auto it = programs_.find(memory_key); it != programs_.end()) {
+  auto& programs = device.programs_;
+  const auto memory_key = std::make_pair(id_, key);
+  if (auto it = programs.find(memory_key); it != programs.end()) {
     ++stats_.memory_hits;
     return it->second;
   }
@@ -160,7 +165,7 @@ cl::Program ProgramCache::get(const Device& device, const std::string& source,
         cl::Program program(device.context(), {device.cl_device()}, {binary});
         program.build({device.cl_device()}, options.c_str());
         ++stats_.disk_hits;
-        return programs_[memory_key] = program;
+        return programs[memory_key] = program;
       } catch (const cl::Error&) {
         corrupt = true;  // the driver refused the binary: rebuild from source below
       }
@@ -189,7 +194,7 @@ cl::Program ProgramCache::get(const Device& device, const std::string& source,
       // Some drivers cannot return binaries; the program still works, uncached.
     }
   }
-  return programs_[memory_key] = program;
+  return programs[memory_key] = program;
 }
 
 }  // namespace tandem

@@ -2,6 +2,8 @@
 // OpenCL devices: enumeration, selection by a spec string, and the per-platform contexts with one
 // in-order profiling queue per device.
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <memory>
 #include <span>
 #include <string>
@@ -60,12 +62,18 @@ class Device {
 
  private:
   friend class DeviceSet;
+  friend class ProgramCache;
   DeviceInfo info_;
   cl::Device device_;
   cl::Context context_;
   cl::CommandQueue queue_;
   int context_index_ = 0;
+  // Programs built for this device in this context, by (ProgramCache id, key): they live as
+  // long as the device, so closing a DeviceSet frees its contexts.
+  std::map<std::pair<std::uint64_t, std::uint64_t>, cl::Program> programs_;
 };
+
+class ProgramCache;
 
 /// The devices a run uses. Devices of one platform share one context.
 class DeviceSet {

@@ -32,9 +32,9 @@ class ProgramCache {
   /// The directory the global cache uses (empty when disabled).
   static std::filesystem::path default_directory();
 
-  /// The program for `device` built from `source` with `options`. Throws Error with the build
+  /// The program for `device` built from `source` with `options` (kept in memory by `device`). Throws Error with the build
   /// log when the build fails; `what` names the program in messages.
-  cl::Program get(const Device& device, const std::string& source, const std::string& options,
+  cl::Program get(Device& device, const std::string& source, const std::string& options,
                   const std::string& what);
   /// The disk file that holds (or would hold) the program.
   std::filesystem::path entry_path(const Device& device, const std::string& source,
@@ -47,9 +47,8 @@ class ProgramCache {
  private:
   std::filesystem::path directory_;
   std::string extra_options_;
+  std::uint64_t id_;  // tells apart the caches' programs kept by a Device
   mutable std::mutex mutex_;
-  // Programs belong to a context: keyed by context, device and the entry key.
-  std::map<std::tuple<cl_context, cl_device_id, std::uint64_t>, cl::Program> programs_;
   Stats stats_;
 };
 
