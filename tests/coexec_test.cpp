@@ -5,7 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <random>
+
+#include <unistd.h>
 
 #include "test_support.hpp"
 
@@ -42,6 +46,25 @@ TEST(CoExecution, AnySplitEqualsSingleDevice) {
       }
     }
   }
+}
+
+TEST(CoExecution, ChunksEqualSingleDevice) {
+  // Works with one device too: it takes every chunk.
+  std::vector<std::string> cases = graphs();
+  if (FilterRegistry::instance().find("tonemap")) cases.push_back("saturation=1.2,tonemap");
+  for (const std::string& graph : cases) {
+    for (int chunk : {1, 7, 64, 500}) {
+      SCOPED_TRACE(graph + " chunks:" + std::to_string(chunk));
+      const Frame input = test::random_frame(333, 181, PixelFormat::rgba32f, 8, 4.0f);
+      const Frame single = test::run_graph(graph, input, "all", "single");
+      const Frame co = test::run_graph(graph, input, "all", "chunks:" + std::to_string(chunk));
+      // Chunks reduce statistics in another order than one band: the sums may differ in the
+      // last bits, so frames with statistics may move by one step at rare pixels.
+      EXPECT_LE(test::max_difference(co, single), graph.find("tonemap") == std::string::npos ? 0.0 : 1.0);
+    }
+  }
+  EXPECT_THROW(test::run_graph("saturation", test::random_frame(8, 8, PixelFormat::rgba8, 1), "all", "chunks:0"), Error);
+  EXPECT_THROW(test::run_graph("saturation", test::random_frame(8, 8, PixelFormat::rgba8, 1), "all", "chunks:x"), Error);
 }
 
 TEST(CoExecution, AdaptiveSplitOverManyFramesEqualsSingleDevice) {
@@ -138,6 +161,61 @@ TEST(Concurrency, CoExecutedFrameBeatsTheFasterDeviceAlone) {
     overlapped = co < std::min(a, b);
   }
   EXPECT_TRUE(overlapped) << "the co-executed frame was never faster than the faster device";
+}
+
+}  // namespace
+}  // namespace tandem
+
+namespace tandem {
+namespace {
+
+TEST(SplitMemory, ASecondRunStartsFromTheLearnedRatio) {
+  if (!two_devices()) GTEST_SKIP() << "needs two OpenCL devices";
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("tandem-split-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const char* old = std::getenv("TANDEM_CACHE_DIR");
+  const std::string saved = old ? old : "";
+  ::setenv("TANDEM_CACHE_DIR", dir.c_str(), 1);
+  const Frame input = test::random_frame(640, 240, PixelFormat::rgba8, 5);
+  std::vector<double> learned;
+  {
+    DeviceSet set = DeviceSet::open("all");
+    Pipeline first(set, Graph::parse("saturation=1.3"));
+    Frame out;
+    for (int i = 0; i < 12; ++i) first.process(input, out);
+    learned = first.report().split_trace.back();
+  }
+  ASSERT_TRUE(fs::exists(dir / "splits"));
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir / "splits")) files.push_back(e.path());
+  ASSERT_EQ(files.size(), 1u);
+  double stored = -1;
+  std::ifstream(files[0]) >> stored;
+  EXPECT_NEAR(stored, learned[0], 0.05);  // what the first run learned was saved
+  // Whatever the file says is where the next run starts (a ratio unlike any learned here).
+  std::ofstream(files[0]) << "0.2\n0.8\n";
+  std::vector<double> start;
+  {
+    DeviceSet set = DeviceSet::open("all");
+    Pipeline second(set, Graph::parse("saturation=1.3"));
+    Frame out;
+    second.process(input, out);
+    start = second.report().split_trace.front();
+  }
+  EXPECT_NEAR(start[0], 0.2, 1e-9);
+  // A damaged file is ignored: the run starts from scratch instead of failing.
+  for (const auto& e : fs::directory_iterator(dir / "splits")) {
+    std::ofstream(e.path()) << "nan -3\n";
+  }
+  {
+    DeviceSet set = DeviceSet::open("all");
+    Pipeline third(set, Graph::parse("saturation=1.3"));
+    Frame out;
+    EXPECT_NO_THROW(third.process(input, out));
+  }
+  if (old) ::setenv("TANDEM_CACHE_DIR", saved.c_str(), 1); else ::unsetenv("TANDEM_CACHE_DIR");
+  fs::remove_all(dir);
 }
 
 }  // namespace

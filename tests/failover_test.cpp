@@ -68,6 +68,26 @@ TEST(Failover, AFailingDeviceLeavesTheSplitAndTheFrameIsRedone) {
   EXPECT_NE(report.to_json().find("\"fallbacks\": [\""), std::string::npos);
 }
 
+TEST(Failover, AFailingDeviceLeavesTheChunkQueue) {
+  const auto ids = test::device_ids();
+  if (ids.size() < 2) GTEST_SKIP() << "needs two OpenCL devices";
+  g_failing_device = ids[1];
+  DeviceSet set = DeviceSet::open("all");
+  PipelineOptions options;
+  options.split = "chunks:16";
+  options.persist_split = false;
+  Pipeline pipeline(set, Graph::parse("t_fail_on,saturation=1.5"), options);
+  const Frame input = test::random_frame(200, 120, PixelFormat::rgba8, 3);
+  const Frame want = test::run_graph("saturation=1.5", input, ids[0], "single");
+  Frame output;
+  for (int i = 0; i < 2; ++i) {
+    pipeline.process(input, output);
+    EXPECT_EQ(test::max_difference(output, want), 0.0) << "frame " << i;
+  }
+  ASSERT_EQ(pipeline.report().fallbacks.size(), 1u);
+  EXPECT_EQ(pipeline.report().split_trace.back()[0], 1.0);  // every row, on the device left
+}
+
 TEST(Failover, WhenEveryDeviceFailsTheErrorIsTheDevicesOwn) {
   g_failing_device = test::device_ids()[0];
   DeviceSet set = DeviceSet::open(g_failing_device);

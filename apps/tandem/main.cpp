@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
                  "Devices: all, cpu, gpu, ids such as 0.1,1.0, or name substrings")
       ->capture_default_str();
   app.add_option("--split", o.split,
-                 "How rows are shared: adaptive, static:F1,F2,..., single")
+                 "How rows are shared: adaptive, static:F1,F2,..., single, chunks:N")
       ->capture_default_str();
   app.add_option("--report", o.report, "Write a JSON run report (devices, shares, times)");
   app.add_flag("--no-fuse", o.no_fuse, "Run each point-wise filter as its own pass");

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -53,6 +57,19 @@ struct DeviceFailure {
 DeviceFailure failure(std::size_t device, const cl::Error& e, const std::string& doing) {
   return {device, Error(e.err(), e.what(), doing)};
 }
+
+// Per-row statistics partials one band left in a device buffer for pass `pass`.
+struct StatsRows {
+  std::size_t pass;
+  cl::Buffer buffer;
+  Range rows;
+};
+
+// Sums of the statistics partials of a frame, per pass.
+struct StatsSums {
+  double log_sum = 0;
+  double maximum = 0;
+};
 
 // One pass over a band: a stencil filter, or a fused chain of point-wise filters.
 struct Pass {
@@ -162,6 +179,7 @@ struct Pipeline::Impl {
   // Running frame statistics per stats-needing pass (index into passes).
   std::map<std::size_t, FrameStats> stats;
   std::string split_key;
+  int chunk_rows = 0;  // > 0: the dynamic chunks policy instead of `policy`
   const std::uint64_t id = next_id();
 
   static std::uint64_t next_id() {
@@ -171,7 +189,18 @@ struct Pipeline::Impl {
 
   Impl(DeviceSet& d, Graph g, PipelineOptions o)
       : devices(d), graph(std::move(g)), options(std::move(o)) {
-    policy = make_split_policy(options.split, devices.size());
+    if (options.split.starts_with("chunks:")) {
+      const std::string n = options.split.substr(7);
+      int rows = 0;
+      auto [ptr, ec] = std::from_chars(n.data(), n.data() + n.size(), rows);
+      if (ec != std::errc() || ptr != n.data() + n.size() || rows < 1 || rows > 65536) {
+        throw Error("split policy \"" + options.split +
+                    "\": expected chunks:N with N rows per chunk, 1..65536");
+      }
+      chunk_rows = rows;
+    } else {
+      policy = make_split_policy(options.split, devices.size());
+    }
     workspaces.resize(devices.size());
     failed.assign(devices.size(), false);
     share_sum.assign(devices.size(), 0.0);
@@ -185,9 +214,17 @@ struct Pipeline::Impl {
                  std::vector<BandTiming>& timings, bool collect_stats, bool smooth);
   void enqueue_band(std::size_t d, const Frame& input, Frame& output, Range band,
                     std::vector<cl::Event>& events, std::vector<std::function<void()>>& after,
-                    std::map<std::size_t, std::pair<cl::Buffer, Range>>& stats_rows,
+                    std::vector<StatsRows>& stats_rows,
                     bool collect_stats);
   cl::Buffer frame_buffer(const Frame& frame, const Device& device, cl_mem_flags flags);
+  void run_chunks(const Frame& input, Frame& output, int chunk_rows,
+                  std::vector<BandTiming>& timings, std::vector<double>& fractions,
+                  bool collect_stats, bool smooth);
+  void read_stats(Device& device, const std::vector<StatsRows>& entries,
+                  std::map<std::size_t, StatsSums>& sums);
+  void combine_stats(const std::map<std::size_t, StatsSums>& sums, const Frame& input,
+                     bool smooth);
+  void fail_device(const DeviceFailure& f);
   void load_split(int width, int height);
   void save_split() const;
 };
@@ -325,7 +362,7 @@ cl::Buffer Pipeline::Impl::frame_buffer(const Frame& frame, const Device& device
 void Pipeline::Impl::enqueue_band(std::size_t d, const Frame& input, Frame& output, Range band,
                                   std::vector<cl::Event>& events,
                                   std::vector<std::function<void()>>& after,
-                                  std::map<std::size_t, std::pair<cl::Buffer, Range>>& stats_rows,
+                                  std::vector<StatsRows>& stats_rows,
                                   bool collect_stats) {
   Device& device = devices[d];
   detail::Workspace& ws = workspaces[d];
@@ -407,7 +444,7 @@ void Pipeline::Impl::enqueue_band(std::size_t d, const Frame& input, Frame& outp
       BandContext stats_ctx(device, ws, ProgramCache::global(), width, height, rows.lo, rows.hi,
                             events);
       p.filters.front()->enqueue_stats(stats_ctx, images[p.inputs[0]], partial);
-      stats_rows[pi] = {partial, rows};
+      stats_rows.push_back({pi, partial, rows});
     }
 
     if (!p.pointwise) {
@@ -470,7 +507,7 @@ void Pipeline::Impl::run_frame(const Frame& input, Frame& output, std::span<cons
   const std::size_t n = devices.size();
   std::vector<std::vector<cl::Event>> events(n);
   std::vector<std::function<void()>> after;
-  std::vector<std::map<std::size_t, std::pair<cl::Buffer, Range>>> stats_rows(n);
+  std::vector<std::vector<StatsRows>> stats_rows(n);
 
   // The host wrote the input frame: tell each zero-copy context once (no copy happens there).
   std::set<int> synced;
@@ -554,22 +591,30 @@ void Pipeline::Impl::run_frame(const Frame& input, Frame& output, std::span<cons
   }
 
   if (!collect_stats) return;
-  for (std::size_t pi = 0; pi < passes.size(); ++pi) {
-    if (!passes[pi].filters.front()->needs_frame_stats()) continue;
-    double log_sum = 0;
-    double maximum = 0;
-    for (std::size_t d = 0; d < n; ++d) {
-      auto it = stats_rows[d].find(pi);
-      if (it == stats_rows[d].end()) continue;
-      const auto& [buffer, rows] = it->second;
-      std::vector<cl_float2> partial(rows.rows());
-      devices[d].queue().enqueueReadBuffer(buffer, CL_TRUE, 0, sizeof(cl_float2) * partial.size(),
-                                           partial.data());
-      for (const auto& v : partial) {
-        log_sum += v.s[0];
-        maximum = std::max(maximum, static_cast<double>(v.s[1]));
-      }
+  std::map<std::size_t, StatsSums> sums;
+  for (std::size_t d = 0; d < n; ++d) read_stats(devices[d], stats_rows[d], sums);
+  combine_stats(sums, input, smooth);
+}
+
+void Pipeline::Impl::read_stats(Device& device, const std::vector<StatsRows>& entries,
+                                std::map<std::size_t, StatsSums>& sums) {
+  for (const StatsRows& e : entries) {
+    std::vector<cl_float2> partial(e.rows.rows());
+    device.queue().enqueueReadBuffer(e.buffer, CL_TRUE, 0, sizeof(cl_float2) * partial.size(),
+                                     partial.data());
+    StatsSums& s = sums[e.pass];
+    for (const auto& v : partial) {
+      s.log_sum += v.s[0];
+      s.maximum = std::max(s.maximum, static_cast<double>(v.s[1]));
     }
+  }
+}
+
+void Pipeline::Impl::combine_stats(const std::map<std::size_t, StatsSums>& sums,
+                                   const Frame& input, bool smooth) {
+  for (const auto& [pi, sum] : sums) {
+    const double log_sum = sum.log_sum;
+    const double maximum = sum.maximum;
     const double pixels = static_cast<double>(input.width()) * input.height();
     FrameStats measured{std::exp(log_sum / pixels), maximum};
     auto [it, first] = stats.try_emplace(pi, measured);
@@ -586,6 +631,115 @@ void Pipeline::Impl::run_frame(const Frame& input, Frame& output, std::span<cons
                     blend(it->second.maximum, measured.maximum)};
     }
   }
+}
+
+void Pipeline::Impl::fail_device(const DeviceFailure& f) {
+  // Take the device out of the split; the caller redoes its rows on the others. Never silently.
+  const auto& info = devices[f.device].info();
+  const std::string line = "device " + info.id + " (" + info.name +
+                           ") failed and left the split: " + f.error.what();
+  report.fallbacks.push_back(line);
+  report.devices[f.device].failed = true;
+  failed[f.device] = true;
+  try {
+    devices[f.device].queue().finish();
+  } catch (const cl::Error&) {
+    // The queue may be unusable after the failure; it takes no more work either way.
+  }
+  if (std::count(failed.begin(), failed.end(), false) == 0) {
+    // Nothing is left to fall back on: the run fails with the device's own error.
+    throw Error(devices.size() > 1 ? "every device failed; the last: " : "", f.error);
+  }
+  std::cerr << "tandem: " << line << "\n";
+  if (policy) policy->remove(f.device);
+}
+
+void Pipeline::Impl::run_chunks(const Frame& input, Frame& output, int chunk_rows,
+                                std::vector<BandTiming>& timings, std::vector<double>& fractions,
+                                bool collect_stats, bool smooth) {
+  // EngineCL's dynamic scheme: a shared queue of chunks of rows; each device takes the next one
+  // as soon as it has finished its last. One host thread per device keeps its queue fed.
+  const std::size_t n = devices.size();
+  const int height = input.height();
+  std::vector<int> todo;
+  for (int lo = (height - 1) / chunk_rows * chunk_rows; lo >= 0; lo -= chunk_rows) todo.push_back(lo);
+  std::mutex mutex;  // guards todo, sums, failures and the report
+  std::map<std::size_t, StatsSums> sums;
+  std::vector<double> ms(n, 0.0);
+  std::vector<int> rows(n, 0);
+  std::exception_ptr fatal;
+
+  // Wrappers of the frames are made here, before the threads share them.
+  for (std::size_t d = 0; d < n; ++d) {
+    if (failed[d] || !devices[d].info().host_unified_memory) continue;
+    frame_buffer(input, devices[d], CL_MEM_READ_ONLY);
+    frame_buffer(output, devices[d], CL_MEM_READ_WRITE);
+    cl::Buffer in = frame_buffer(input, devices[d], CL_MEM_READ_ONLY);
+    void* p = devices[d].queue().enqueueMapBuffer(in, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0,
+                                                  input.capacity());
+    devices[d].queue().enqueueUnmapMemObject(in, p);
+  }
+
+  auto worker = [&](std::size_t d) {
+    for (;;) {
+      int lo = 0;
+      {
+        std::lock_guard lock(mutex);
+        if (todo.empty() || fatal) return;
+        lo = todo.back();
+        todo.pop_back();
+      }
+      const Range band{lo, std::min(height, lo + chunk_rows)};
+      std::vector<cl::Event> events;
+      std::vector<std::function<void()>> after;
+      std::vector<StatsRows> stats_rows;
+      try {
+        try {
+          enqueue_band(d, input, output, band, events, after, stats_rows, collect_stats);
+          devices[d].queue().flush();
+          cl::Event::waitForEvents(events);
+        } catch (const cl::Error& e) {
+          throw failure(d, e, "running a chunk");
+        } catch (const Error& e) {
+          throw DeviceFailure{d, e};
+        }
+        for (auto& f : after) f();
+        double ns = 0;
+        for (auto& e : events) {
+          ns += static_cast<double>(e.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                                    e.getProfilingInfo<CL_PROFILING_COMMAND_START>());
+        }
+        std::lock_guard lock(mutex);
+        read_stats(devices[d], stats_rows, sums);
+        ms[d] += ns * 1e-6;
+        rows[d] += band.rows();
+      } catch (const DeviceFailure& f) {
+        for (auto& fn : after) fn();
+        std::lock_guard lock(mutex);
+        todo.push_back(lo);  // redone by the others
+        try {
+          fail_device(f);
+        } catch (...) {
+          fatal = std::current_exception();
+        }
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (std::size_t d = 0; d < n; ++d) {
+    if (!failed[d]) threads.emplace_back(worker, d);
+  }
+  for (auto& t : threads) t.join();
+  if (fatal) std::rethrow_exception(fatal);
+
+  timings.assign(n, {});
+  fractions.assign(n, 0.0);
+  for (std::size_t d = 0; d < n; ++d) {
+    timings[d] = {rows[d], ms[d], !failed[d]};
+    fractions[d] = static_cast<double>(rows[d]) / height;
+  }
+  if (collect_stats) combine_stats(sums, input, smooth);
 }
 
 void Pipeline::Impl::load_split(int width, int height) {
@@ -682,6 +836,10 @@ void Pipeline::process(const Frame& input, Frame& output) {
         m.passes[pi].filters.front()->set_frame_stats(it->second);
       }
     }
+    if (m.chunk_rows > 0) {
+      m.run_chunks(input, output, m.chunk_rows, timings, fractions, stats_passes > 0, runs == 1);
+      continue;
+    }
     for (;;) {
       fractions = m.policy->fractions();
       const std::vector<int> bounds = band_boundaries(input.height(), fractions, 1);
@@ -689,27 +847,11 @@ void Pipeline::process(const Frame& input, Frame& output) {
         m.run_frame(input, output, bounds, timings, stats_passes > 0, /*smooth=*/runs == 1);
         break;
       } catch (const DeviceFailure& f) {
-        // Take the device out of the split and redo the frame on the others; never silently.
-        const auto& info = m.devices[f.device].info();
-        const std::string line = "device " + info.id + " (" + info.name + ") failed and left the split: " + f.error.what();
-        m.report.fallbacks.push_back(line);
-        m.report.devices[f.device].failed = true;
-        m.failed[f.device] = true;
-        try {
-          m.devices[f.device].queue().finish();
-        } catch (const cl::Error&) {
-          // The queue may be unusable after the failure; it takes no more work either way.
-        }
-        if (std::count(m.failed.begin(), m.failed.end(), false) == 0) {
-          // Nothing is left to fall back on: the run fails with the device's own error.
-          throw Error(m.devices.size() > 1 ? "every device failed; the last: " : "", f.error);
-        }
-        std::cerr << "tandem: " << line << "\n";
-        m.policy->remove(f.device);
+        m.fail_device(f);
       }
     }
   }
-  m.policy->observe(timings);
+  if (m.policy) m.policy->observe(timings);
 
   ++m.report.frames;
   m.report.split_trace.push_back(fractions);

@@ -571,7 +571,8 @@ std::unique_ptr<SplitPolicy> make_split_policy(std::string_view spec, std::size_
   if (s.starts_with("static:")) return std::make_unique<StaticPolicy>(parse_static(s, devices));
   throw Error("unknown split policy \"" + std::string(spec) +
               "\": expected \"adaptive\", \"static:F1,...,F" + std::to_string(devices) +
-              "\" (one fraction per device) or \"single\"");
+              "\" (one fraction per device), \"single\" or \"chunks:N\" (N-row chunks taken by "
+              "whichever device is free)");
 }
 
 std::vector<int> band_boundaries(int height, std::span<const double> fractions, int quantum) {

@@ -14,7 +14,9 @@
 namespace tandem {
 
 struct PipelineOptions {
-  /// "adaptive", "static:F1,F2,...", "single" (see make_split_policy).
+  /// "adaptive", "static:F1,F2,...", "single" (see make_split_policy), or "chunks:N": a shared
+  /// queue of N-row chunks that each device takes from as it finishes (EngineCL's dynamic
+  /// scheme; devices are fed from one host thread each).
   std::string split = "adaptive";
   /// Fuse chains of point-wise filters into one kernel (false runs each as its own pass; the
   /// output is the same).
