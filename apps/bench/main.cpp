@@ -241,10 +241,11 @@ std::uint32_t mix(std::uint32_t x) {
 // Frame k is the same picture moved and re-noised. Values in [0, 1] for 8-bit frames; float
 // frames scale them by 2^-3..2^5 across the width, a radiance map with a 256:1 range.
 std::vector<Frame> synthetic_frames(int width, int height, PixelFormat format, int count,
-                                    std::size_t row_alignment) {
+                                    std::size_t row_alignment,
+                                    const tandem::HostAllocator& allocate) {
   std::vector<Frame> frames;
   for (int k = 0; k < count; ++k) {
-    Frame f(width, height, format, row_alignment);
+    Frame f(width, height, format, row_alignment, allocate);
     tbb::parallel_for(tbb::blocked_range<int>(0, height), [&](const auto& rows) {
       for (int y = rows.begin(); y != rows.end(); ++y) {
         for (int x = 0; x < width; ++x) {
@@ -658,7 +659,12 @@ int run_filters(const Options& o, const Machine& machine) {
   Devices devices = open_devices(o.devices);
   print_header(machine, devices.all, devices.selected);
   std::size_t alignment = tandem::kMinRowAlignment;
-  for (const DeviceSet& set : devices.alone) alignment = std::lcm(alignment, set.row_alignment());
+  // Frames in pinned memory when a discrete GPU is selected: what Pipeline::make_frame gives.
+  tandem::HostAllocator allocate;
+  for (DeviceSet& set : devices.alone) {
+    alignment = std::lcm(alignment, set.row_alignment());
+    if (!allocate) allocate = set.host_allocator();
+  }
   std::printf("## Filters, each device alone (split single)\n\n");
   std::printf(
       "%dx%d frames, a ring of %d synthetic frames (gradients, blocks, noise); %d warm-up "
@@ -669,7 +675,7 @@ int run_filters(const Options& o, const Machine& machine) {
   std::vector<Frame> ring8, ring32;
   auto ring_for = [&](PixelFormat f) -> const std::vector<Frame>& {
     std::vector<Frame>& r = f == PixelFormat::rgba8 ? ring8 : ring32;
-    if (r.empty()) r = synthetic_frames(o.width, o.height, f, o.ring, alignment);
+    if (r.empty()) r = synthetic_frames(o.width, o.height, f, o.ring, alignment, allocate);
     return r;
   };
   const int warmup = o.warmup;
@@ -840,11 +846,12 @@ int run_coexec(const Options& o, const Machine& machine) {
 
   const int warmup = o.warmup;
   const std::vector<Frame> ring =
-      synthetic_frames(o.width, o.height, o.format, o.ring, together.row_alignment());
+      synthetic_frames(o.width, o.height, o.format, o.ring, together.row_alignment(),
+                       together.host_allocator());
   std::printf("## Co-execution: \"%s\"\n\n", o.graph.c_str());
   std::printf(
       "%s %dx%d frames, a ring of %d synthetic frames (gradients, blocks, noise) in host "
-      "memory; %d warm-up frames, then %d timed frames; ms per frame from host memory to "
+      "memory (pinned by a discrete GPU's context when one is selected); %d warm-up frames, then %d timed frames; ms per frame from host memory to "
       "host memory.\n\n",
       std::string(tandem::to_string(o.format)).c_str(), o.width, o.height, o.ring, warmup,
       o.frames);

@@ -216,6 +216,36 @@ std::size_t DeviceSet::row_alignment() const {
   return align;
 }
 
+HostAllocator DeviceSet::host_allocator() {
+  for (Device& d : devices_) {
+    if (d.info().host_unified_memory) continue;
+    cl::Context context = d.context();
+    cl::CommandQueue queue = d.queue();
+    return [context, queue](std::size_t bytes) mutable -> std::shared_ptr<std::uint8_t> {
+      try {
+        cl::Buffer buffer(context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, bytes);
+        void* p = queue.enqueueMapBuffer(buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes);
+        // The mapping lives as long as the frame; the buffer and queue are kept with it.
+        return {static_cast<std::uint8_t*>(p), [buffer, queue](std::uint8_t* q) mutable {
+                  try {
+                    queue.enqueueUnmapMemObject(buffer, q);
+                    queue.finish();
+                  } catch (const cl::Error&) {
+                    // Freeing at exit after the driver went away: nothing left to do.
+                  }
+                }};
+      } catch (const cl::Error&) {
+        return nullptr;  // no pinned memory to be had: plain memory works, only slower
+      }
+    };
+  }
+  return nullptr;
+}
+
+Frame DeviceSet::make_frame(int width, int height, PixelFormat format) {
+  return Frame(width, height, format, row_alignment(), host_allocator());
+}
+
 std::string DeviceSet::key() const {
   std::string key;
   for (const auto& d : devices_) key += (key.empty() ? "" : ",") + d.info().id + ":" + d.info().name;

@@ -21,9 +21,8 @@ std::size_t padded_pitch(int width, PixelFormat format, std::size_t row_alignmen
   return (bytes + align - 1) / align * align;
 }
 
-void Frame::Free::operator()(std::uint8_t* p) const { std::free(p); }
-
-Frame::Frame(int width, int height, PixelFormat format, std::size_t row_alignment)
+Frame::Frame(int width, int height, PixelFormat format, std::size_t row_alignment,
+             const HostAllocator& allocate)
     : width_(width), height_(height), format_(format) {
   if (width <= 0 || height <= 0 || width > (1 << 16) || height > (1 << 16)) {
     throw Error("frame size " + std::to_string(width) + "x" + std::to_string(height) +
@@ -31,11 +30,14 @@ Frame::Frame(int width, int height, PixelFormat format, std::size_t row_alignmen
   }
   pitch_ = padded_pitch(width, format, row_alignment);
   capacity_ = (pitch_ * static_cast<std::size_t>(height) + kPageSize - 1) / kPageSize * kPageSize;
-  auto* p = static_cast<std::uint8_t*>(std::aligned_alloc(kPageSize, capacity_));
-  if (!p) throw std::bad_alloc();
+  if (allocate) data_ = allocate(capacity_);
+  if (!data_ || reinterpret_cast<std::uintptr_t>(data_.get()) % kPageSize) {
+    auto* p = static_cast<std::uint8_t*>(std::aligned_alloc(kPageSize, capacity_));
+    if (!p) throw std::bad_alloc();
+    data_.reset(p, [](std::uint8_t* q) { std::free(q); });
+  }
   // Padding bytes are written by kernels that work on groups of four pixels; keep them defined.
-  std::memset(p, 0, capacity_);
-  data_.reset(p);
+  std::memset(data_.get(), 0, capacity_);
 }
 
 }  // namespace tandem

@@ -793,7 +793,7 @@ PixelFormat Pipeline::output_format(PixelFormat input) const {
 }
 
 Frame Pipeline::make_frame(int width, int height, PixelFormat format) const {
-  return Frame(width, height, format, impl_->devices.row_alignment());
+  return impl_->devices.make_frame(width, height, format);
 }
 
 void Pipeline::process(const Frame& input, Frame& output) {
@@ -809,7 +809,7 @@ void Pipeline::process(const Frame& input, Frame& output) {
   const std::size_t align = m.devices.row_alignment();
   if (input.pitch() % align || output.pitch() % align) {
     // Rows of these frames cannot start sub-buffers on every device: go through aligned copies.
-    Frame in = make_frame(input.width(), input.height(), input.format());
+    Frame in = make_frame(input.width(), input.height(), input.format());  // pinned if it helps
     for (int y = 0; y < input.height(); ++y) {
       std::memcpy(in.row(y), input.row(y), input.width() * bytes_per_pixel(input.format()));
     }

@@ -12,6 +12,8 @@
 
 #include <CL/opencl.hpp>
 
+#include "tandem/frame.hpp"
+
 namespace tandem {
 
 enum class DeviceType { cpu, gpu, accelerator, other };
@@ -91,6 +93,11 @@ class DeviceSet {
   /// Least common multiple of 64 bytes and every device's base-address alignment: the row pitch
   /// granularity that makes every row start a valid sub-buffer origin on every device.
   std::size_t row_alignment() const;
+  /// Memory for frames: pinned host memory of the first device that does not share the host's
+  /// memory (a discrete GPU copies from it at full bus speed), or nullptr for plain memory.
+  HostAllocator host_allocator();
+  /// A frame with this set's row alignment and host allocator.
+  Frame make_frame(int width, int height, PixelFormat format);
   /// "0.0,0.1" style list of the device ids, stable key for learned state.
   std::string key() const;
 

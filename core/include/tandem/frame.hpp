@@ -3,6 +3,7 @@
 // as OpenCL buffers without copies (CL_MEM_USE_HOST_PTR).
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 
@@ -24,11 +25,18 @@ inline constexpr std::size_t kMinRowAlignment = 64;
 /// multiple of 64), and at least one pixel group of four so kernels may load four pixels at once.
 std::size_t padded_pitch(int width, PixelFormat format, std::size_t row_alignment);
 
+/// Provides page-aligned host memory of `bytes` bytes (a multiple of the page size); the
+/// memory lives as long as the returned pointer. nullptr asks for the default allocation.
+using HostAllocator = std::function<std::shared_ptr<std::uint8_t>(std::size_t bytes)>;
+
 /// A host image owning page-aligned storage whose size is a whole number of pages.
 class Frame {
  public:
   Frame() = default;
-  Frame(int width, int height, PixelFormat format, std::size_t row_alignment = kMinRowAlignment);
+  /// `allocate` may give memory a device transfers from fastest (pinned memory of a GPU's
+  /// context, see Pipeline::make_frame); by default aligned_alloc.
+  Frame(int width, int height, PixelFormat format, std::size_t row_alignment = kMinRowAlignment,
+        const HostAllocator& allocate = nullptr);
 
   int width() const { return width_; }
   int height() const { return height_; }
@@ -54,10 +62,7 @@ class Frame {
   const T* row_as(int y) const { return reinterpret_cast<const T*>(row(y)); }
 
  private:
-  struct Free {
-    void operator()(std::uint8_t* p) const;
-  };
-  std::unique_ptr<std::uint8_t[], Free> data_;
+  std::shared_ptr<std::uint8_t> data_;
   mutable std::shared_ptr<void> binding_;  // after data_: destroyed first
   int width_ = 0;
   int height_ = 0;
