@@ -99,5 +99,49 @@ grep -q "^saturation" "$work/stdout" && grep -q "amount" "$work/stdout" && pass=
 expect_ok "prints help" --help
 grep -q -- "--devices" "$work/stdout" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL help lacks --devices"; }
 
+# Video, when this build has it and the ffmpeg tool is there to make test input.
+if "$tandem" --help | grep -q -- "--codec" && command -v ffmpeg >/dev/null; then
+  ffmpeg -loglevel error -f lavfi -i testsrc=size=160x120:rate=25 -f lavfi -i sine=frequency=440 \
+    -t 2 -c:v ffv1 -c:a pcm_s16le "$work/in.mkv"
+  expect_ok "processes a video" -i "$work/in.mkv" -o "$work/out/v.mkv" -f "saturation=1.3" --codec ffv1
+  [ -s "$work/out/v.mkv" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL no video written"; }
+  expect_ok "json progress" -i "$work/in.mkv" -o "$work/out/p.mkv" -f saturation --progress json --frames 10
+  grep -q '"frame": 10' "$work/stderr" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL no json progress line for frame 10"; }
+  grep -q $'\r' "$work/stderr" && { fail=$((fail + 1)); echo "FAIL a progress bar was drawn on a non-terminal"; } || pass=$((pass + 1))
+  expect_error "missing video" "no such file" "$work/out/x.mkv" -- -i "$work/none.mkv" -o "$work/out/x.mkv" -f saturation
+  head -c 3000 "$work/in.mkv" >"$work/cut.mkv"
+  expect_error "truncated video" "cut.mkv" "$work/out/x.mkv" -- -i "$work/cut.mkv" -o "$work/out/x.mkv" -f saturation
+  ffmpeg -loglevel error -f lavfi -i sine=frequency=440 -t 1 "$work/audio.wav"
+  expect_error "no video stream" "no video stream" "$work/out/x.mkv" -- -i "$work/audio.wav" -o "$work/out/x.mkv" -f saturation
+  expect_error "codec the container cannot hold" "cannot hold" "$work/out/x.mp4" -- -i "$work/in.mkv" -o "$work/out/x.mp4" -f saturation --codec ffv1
+  # Ctrl-C: nothing left at the output, or with --keep-partial a playable file.
+  ffmpeg -loglevel error -f lavfi -i testsrc=size=640x480:rate=25 -t 40 -c:v ffv1 "$work/long.mkv"
+  for keep in no yes; do
+    out_v="$work/out/int-$keep.mkv"
+    flag=""
+    [ "$keep" = yes ] && flag="--keep-partial"
+    "$tandem" -i "$work/long.mkv" -o "$out_v" -f "gaussian=sigma=8,saturation=1.2" --codec ffv1 $flag \
+      >"$work/stdout" 2>"$work/stderr" &
+    pid=$!
+    sleep 1.5
+    kill -INT "$pid"
+    wait "$pid"
+    rc=$?
+    problems=""
+    [ "$rc" -eq 130 ] || problems+=" exit code $rc, not 130;"
+    grep -q "interrupted after" "$work/stderr" || problems+=" no 'interrupted' line;"
+    if [ "$keep" = yes ]; then
+      ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of csv=p=0 "$out_v" >"$work/frames" 2>&1 &&
+        [ "$(cat "$work/frames")" -gt 0 ] || problems+=" the partial file does not play;"
+    else
+      [ -e "$out_v" ] && problems+=" '$out_v' exists;"
+    fi
+    ls -A "$work/out" | grep -q "tandem-" && problems+=" a temporary file was left;"
+    if [ -z "$problems" ]; then pass=$((pass + 1)); echo "ok   Ctrl-C (keep-partial: $keep)"; else
+      fail=$((fail + 1)); echo "FAIL Ctrl-C (keep-partial: $keep):$problems"; sed 's/^/     stderr: /' "$work/stderr"; fi
+  done
+  expect_error "video output directory missing" "" "$work/no/dir/x.mkv" -- -i "$work/in.mkv" -o "$work/no/dir/x.mkv" -f saturation
+fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

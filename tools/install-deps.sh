@@ -5,6 +5,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo
   libtbb-dev libopencv-dev libgtest-dev libgmock-dev libcli11-dev
+  libavformat-dev libavcodec-dev libswscale-dev libavutil-dev ffmpeg
 )
 missing=()
 for p in "${packages[@]}"; do

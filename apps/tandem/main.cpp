@@ -1,6 +1,9 @@
 // tandem: runs a filter graph on images, every frame split across the machine's OpenCL devices.
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +14,12 @@
 
 #include "tandem/image_io.hpp"
 #include "tandem/tandem.hpp"
+
+#ifdef TANDEM_HAVE_VIDEO
+#include <tbb/parallel_pipeline.h>
+
+#include "tandem/video_io.hpp"
+#endif
 
 namespace fs = std::filesystem;
 
@@ -62,7 +71,28 @@ struct RunOptions {
   std::string cl_options;
   bool overwrite = false;
   bool no_fuse = false;
+  // Video
+  std::string codec;
+  int crf = -1;
+  std::int64_t bitrate = 0;
+  std::string pix_fmt;
+  std::int64_t frames = 0;
+  double start = 0;
+  double duration = 0;
+  std::string on_error = "stop";
+  std::string progress = "auto";
+  bool keep_partial = false;
 };
+
+std::atomic<bool> g_interrupted{false};
+
+void print_summary(const tandem::RunReport& report, const std::string& what) {
+  std::fprintf(stderr, "tandem: wrote %s in %.1f ms\n", what.c_str(), report.wall_ms);
+  for (const auto& d : report.devices) {
+    std::fprintf(stderr, "  %-5s %-40s share %5.1f%%  busy %8.2f ms%s\n", d.id.c_str(),
+                 d.name.c_str(), 100 * d.share, d.busy_ms, d.failed ? "  (failed)" : "");
+  }
+}
 
 void write_report(const fs::path& path, const std::string& json) {
   const fs::path tmp = path.string() + ".tmp";
@@ -78,10 +108,20 @@ void write_report(const fs::path& path, const std::string& json) {
   fs::rename(tmp, path);
 }
 
+#ifdef TANDEM_HAVE_VIDEO
+int run_video(const RunOptions& o);
+#endif
+
 int run(const RunOptions& o) {
   if (o.input.empty() || o.output.empty() || o.graph.empty()) {
     throw tandem::Error("-i INPUT, -o OUTPUT and -f GRAPH are all needed (see tandem --help)");
   }
+#ifdef TANDEM_HAVE_VIDEO
+  if (tandem::is_video_path(o.output) || (tandem::is_video_path(o.input) &&
+                                           !tandem::is_image_path(o.input))) {
+    return run_video(o);
+  }
+#endif
   if (!tandem::is_image_path(o.output)) {
     throw tandem::Error("cannot write '" + o.output +
                         "': unknown image format (png, jpg, tif, bmp, hdr, exr)");
@@ -110,16 +150,189 @@ int run(const RunOptions& o) {
   pipeline.process(frame, output);
   tandem::write_image(o.output, output);
 
-  const tandem::RunReport& report = pipeline.report();
-  std::fprintf(stderr, "tandem: wrote %s (%dx%d) in %.1f ms\n", o.output.c_str(),
-               output.width(), output.height(), report.wall_ms);
-  for (const auto& d : report.devices) {
-    std::fprintf(stderr, "  %-5s %-40s share %5.1f%%  busy %8.2f ms%s\n", d.id.c_str(),
-                 d.name.c_str(), 100 * d.share, d.busy_ms, d.failed ? "  (failed)" : "");
-  }
-  if (!o.report.empty()) write_report(o.report, report.to_json());
+  print_summary(pipeline.report(), o.output + " (" + std::to_string(output.width()) + "x" +
+                                       std::to_string(output.height()) + ")");
+  if (!o.report.empty()) write_report(o.report, pipeline.report().to_json());
   return 0;
 }
+
+#ifdef TANDEM_HAVE_VIDEO
+// Frames in flight in the decode -> process -> encode pipeline: while the devices work on one,
+// the next is decoded and the one before is encoded.
+constexpr int kFramesInFlight = 3;
+
+class Progress {
+ public:
+  Progress(const std::string& mode, std::int64_t total)
+      : json_(mode == "json"), bar_(mode == "auto" && ::isatty(STDERR_FILENO)), total_(total) {}
+
+  void update(std::int64_t frames, const tandem::RunReport& report, bool last = false) {
+    if (!json_ && !bar_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (!last && now - shown_ < std::chrono::milliseconds(json_ ? 500 : 100)) return;
+    shown_ = now;
+    const double seconds = std::chrono::duration<double>(now - start_).count();
+    const double fps = seconds > 0 ? frames / seconds : 0;
+    const double eta = total_ > 0 && fps > 0 ? (total_ - frames) / fps : -1;
+    std::string split;
+    if (!report.split_trace.empty()) {
+      for (std::size_t d = 0; d < report.split_trace.back().size(); ++d) {
+        char part[48];
+        std::snprintf(part, sizeof part, "%s%s %.0f%%", d ? ", " : "", report.devices[d].id.c_str(),
+                      100 * report.split_trace.back()[d]);
+        split += part;
+      }
+    }
+    if (json_) {
+      std::fprintf(stderr,
+                   "{\"frame\": %lld, \"total\": %lld, \"fps\": %.2f, \"eta_s\": %.1f, "
+                   "\"split\": [",
+                   static_cast<long long>(frames), static_cast<long long>(total_), fps, eta);
+      if (!report.split_trace.empty()) {
+        for (std::size_t d = 0; d < report.split_trace.back().size(); ++d) {
+          std::fprintf(stderr, "%s%.4f", d ? ", " : "", report.split_trace.back()[d]);
+        }
+      }
+      std::fprintf(stderr, "]}\n");
+      return;
+    }
+    char line[256];
+    if (total_ > 0) {
+      const int width = 24;
+      const int done = static_cast<int>(width * std::min<double>(1.0, double(frames) / total_));
+      std::snprintf(line, sizeof line, "\r[%.*s%*s] %lld/%lld  %.1f fps  ETA %.0f s  split %s",
+                    done, "########################", width - done, "",
+                    static_cast<long long>(frames), static_cast<long long>(total_), fps,
+                    std::max(eta, 0.0), split.c_str());
+    } else {
+      std::snprintf(line, sizeof line, "\rframe %lld  %.1f fps  split %s",
+                    static_cast<long long>(frames), fps, split.c_str());
+    }
+    std::fprintf(stderr, "%s\033[K%s", line, last ? "\n" : "");
+  }
+
+ private:
+  bool json_, bar_;
+  std::int64_t total_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point shown_{};
+};
+
+int run_video(const RunOptions& o) {
+  std::error_code ec;
+  if (o.output != "-" && fs::exists(o.output, ec) && !o.overwrite) {
+    throw tandem::Error("output '" + o.output + "' already exists (use -y to overwrite it)");
+  }
+  if (o.on_error != "stop" && o.on_error != "skip") {
+    throw tandem::Error("--on-error must be stop or skip, not '" + o.on_error + "'");
+  }
+  if (o.progress != "auto" && o.progress != "json" && o.progress != "none") {
+    throw tandem::Error("--progress must be auto, json or none, not '" + o.progress + "'");
+  }
+  tandem::Graph graph = tandem::Graph::parse(o.graph);
+  graph.validate(tandem::PixelFormat::rgba8);
+
+  tandem::VideoReaderOptions ro;
+  ro.start = o.start;
+  ro.duration = o.duration;
+  ro.max_frames = o.frames;
+  ro.on_error = o.on_error == "skip" ? tandem::OnDecodeError::skip : tandem::OnDecodeError::stop;
+  ro.keep_packets = true;
+  tandem::VideoReader reader(o.input, ro);
+  const tandem::VideoInfo& info = reader.info();
+
+  tandem::DeviceSet devices = tandem::DeviceSet::open(o.devices);
+  if (!o.cl_options.empty()) tandem::ProgramCache::global().set_extra_options(o.cl_options);
+  tandem::PipelineOptions options;
+  options.split = o.split;
+  options.fuse = !o.no_fuse;
+  tandem::Pipeline pipeline(devices, std::move(graph), options);
+  if (pipeline.output_format(tandem::PixelFormat::rgba8) != tandem::PixelFormat::rgba8) {
+    throw tandem::Error("the graph gives float frames; video output needs 8-bit frames");
+  }
+
+  tandem::VideoWriterOptions wo;
+  wo.codec = o.codec;
+  wo.crf = o.crf;
+  wo.bitrate = o.bitrate;
+  wo.pix_fmt = o.pix_fmt;
+  wo.keep_partial = o.keep_partial;
+  tandem::VideoWriter writer(o.output, reader, wo);
+
+  // A ring of frames, one input and one output per frame in flight; their memory and device
+  // buffers are made once, whatever the length of the video.
+  std::vector<tandem::Frame> inputs, outputs;
+  for (int i = 0; i < kFramesInFlight; ++i) {
+    inputs.push_back(pipeline.make_frame(info.width, info.height, tandem::PixelFormat::rgba8));
+    outputs.push_back(pipeline.make_frame(info.width, info.height, tandem::PixelFormat::rgba8));
+  }
+  struct Item {
+    int slot;
+    std::int64_t pts;
+  };
+  std::int64_t total = info.frame_count;
+  if (total <= 0 && info.duration > 0 && info.frame_rate.valid()) {
+    total = static_cast<std::int64_t>(info.duration * info.frame_rate.value() + 0.5);
+  }
+  if (o.frames > 0) total = total > 0 ? std::min(total, o.frames) : o.frames;
+  if (o.duration > 0 && info.frame_rate.valid()) {
+    const auto by_time = static_cast<std::int64_t>(o.duration * info.frame_rate.value() + 0.5);
+    total = total > 0 ? std::min(total, by_time) : by_time;
+  }
+  Progress progress(o.progress, total);
+  std::int64_t decoded = 0, encoded = 0;
+
+  auto previous = std::signal(SIGINT, [](int) { g_interrupted = true; });
+  try {
+    tbb::parallel_pipeline(
+        kFramesInFlight,
+        tbb::make_filter<void, Item>(
+            tbb::filter_mode::serial_in_order,
+            [&](tbb::flow_control& fc) -> Item {
+              const int slot = static_cast<int>(decoded % kFramesInFlight);
+              Item item{slot, 0};
+              if (g_interrupted || !reader.read(inputs[slot], item.pts)) {
+                fc.stop();
+                return item;
+              }
+              ++decoded;
+              return item;
+            }) &
+            tbb::make_filter<Item, Item>(tbb::filter_mode::serial_in_order,
+                                         [&](Item item) {
+                                           pipeline.process(inputs[item.slot], outputs[item.slot]);
+                                           return item;
+                                         }) &
+            tbb::make_filter<Item, void>(tbb::filter_mode::serial_in_order, [&](Item item) {
+              writer.write(outputs[item.slot], item.pts);
+              writer.write(reader.take_packets());
+              ++encoded;
+              progress.update(encoded, pipeline.report());
+            }));
+  } catch (...) {
+    std::signal(SIGINT, previous);
+    writer.abort();
+    throw;
+  }
+  std::signal(SIGINT, previous);
+  progress.update(encoded, pipeline.report(), true);
+  for (const auto& e : reader.errors()) std::fprintf(stderr, "tandem: skipped: %s\n", e.c_str());
+  if (g_interrupted) {
+    writer.abort();
+    std::fprintf(stderr, "tandem: interrupted after %lld frames; %s\n",
+                 static_cast<long long>(encoded),
+                 o.keep_partial ? ("kept a playable partial file at " + o.output).c_str()
+                                : "nothing was left at the output");
+    return 130;
+  }
+  writer.write(reader.take_packets());
+  writer.finish();
+  print_summary(pipeline.report(), o.output + " (" + std::to_string(encoded) + " frames, " +
+                                       writer.codec() + ")");
+  if (!o.report.empty()) write_report(o.report, pipeline.report().to_json());
+  return 0;
+}
+#endif
 
 }  // namespace
 
@@ -149,6 +362,23 @@ int main(int argc, char** argv) {
   app.add_option("--report", o.report, "Write a JSON run report (devices, shares, times)");
   app.add_flag("--no-fuse", o.no_fuse, "Run each point-wise filter as its own pass");
   app.add_option("--cl-options", o.cl_options, "Extra OpenCL build options for every program");
+#ifdef TANDEM_HAVE_VIDEO
+  auto* video = "Video";
+  app.add_option("--codec", o.codec, "Video encoder (libx264, ffv1, mpeg4, ...); default by container")->group(video);
+  app.add_option("--crf", o.crf, "Constant-quality factor (libx264: 0..51)")->group(video);
+  app.add_option("--bitrate", o.bitrate, "Target bits per second")->group(video);
+  app.add_option("--pix-fmt", o.pix_fmt, "Encoder pixel format (yuv420p, yuv444p, ...)")->group(video);
+  app.add_option("--frames", o.frames, "Process at most N frames")->group(video);
+  app.add_option("--start", o.start, "Start at T seconds")->group(video);
+  app.add_option("--duration", o.duration, "Process T seconds")->group(video);
+  app.add_option("--on-error", o.on_error, "A frame that cannot be decoded: stop or skip")
+      ->capture_default_str()->group(video);
+  app.add_option("--progress", o.progress,
+                 "auto (a bar on a terminal), json (one line per update on stderr) or none")
+      ->capture_default_str()->group(video);
+  app.add_flag("--keep-partial", o.keep_partial,
+               "On Ctrl-C or an error, keep what was written as a playable file")->group(video);
+#endif
   auto* devices_cmd = app.add_subcommand("devices", "List OpenCL devices: id, type, name, platform, compute units, memory, alignment");
   auto* filters_cmd = app.add_subcommand("filters", "List filters with their options, ranges and defaults");
   app.require_subcommand(0, 1);

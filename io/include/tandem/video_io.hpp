@@ -1,0 +1,240 @@
+#pragma once
+// Video files in and out of tandem frames, through FFmpeg's libraries: a VideoReader decodes the
+// video stream of a file into RGBA8 frames, a VideoWriter encodes RGBA8 frames into a new file,
+// and the input's other streams (audio, subtitles, data) travel from one to the other packet for
+// packet, unchanged:
+//
+//   VideoReader reader("in.mkv", {.keep_packets = true});
+//   VideoWriter writer("out.mkv", reader, {.codec = "ffv1"});
+//   Frame frame = pipeline.make_frame(reader.info().width, reader.info().height, PixelFormat::rgba8);
+//   std::int64_t pts;
+//   while (reader.read(frame, pts)) {
+//     ... filter frame ...
+//     writer.write(frame, pts);
+//     writer.write(reader.take_packets());
+//   }
+//   writer.write(reader.take_packets());
+//   writer.finish();
+//
+// FFmpeg's own log is silenced (set TANDEM_FFMPEG_LOG=error|warning|info|verbose|debug to see it);
+// what it says about a failure ends up in the Error thrown.
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tandem/frame.hpp"
+
+struct AVPacket;
+
+namespace tandem {
+
+/// A rational number, the way FFmpeg keeps frame rates and time bases.
+struct Rational {
+  int num = 0;
+  int den = 1;
+  double value() const { return den ? static_cast<double>(num) / den : 0.0; }
+  bool valid() const { return num > 0 && den > 0; }
+  bool operator==(const Rational&) const = default;
+};
+
+/// What a VideoReader does with a frame it cannot decode.
+enum class OnDecodeError {
+  stop,  ///< throw Error naming the frame
+  skip,  ///< leave the frame out, note it in VideoReader::errors(), and go on
+};
+
+struct VideoReaderOptions {
+  /// Seconds from the start of the file: seek to the key frame before it, then return the frames
+  /// whose timestamp is at or after it.
+  double start = 0;
+  /// Seconds of video to read from `start`; 0 reads to the end.
+  double duration = 0;
+  /// Return at most this many frames; 0 for no limit.
+  std::int64_t max_frames = 0;
+  OnDecodeError on_error = OnDecodeError::stop;
+  /// Queue the packets of the other streams (streams()) for take_packets(); a VideoWriter that
+  /// copies them needs this. Off, they are read and dropped.
+  bool keep_packets = false;
+  /// Decoder threads; 0 lets FFmpeg choose.
+  int threads = 0;
+};
+
+/// The video stream of a file.
+struct VideoInfo {
+  int width = 0;
+  int height = 0;
+  /// Nominal frames per second; {0, 1} when the file does not say.
+  Rational frame_rate;
+  /// Seconds per unit of the timestamps read() returns and VideoWriter::write() takes.
+  Rational time_base;
+  /// Width of a pixel over its height (anamorphic video is not 1:1); VideoWriter keeps it.
+  Rational sample_aspect_ratio{1, 1};
+  /// Seconds of the video stream as the file states it; 0 when unknown.
+  double duration = 0;
+  /// Frames in the stream as the file states it; 0 when unknown.
+  std::int64_t frame_count = 0;
+  /// Degrees a player turns the picture clockwise for display (0, 90, 180 or 270 in practice),
+  /// from the display matrix.
+  int rotation = 0;
+  /// The display matrix as stored (rotation and flips), when the file has one; VideoWriter writes
+  /// it back as it is.
+  std::optional<std::array<std::int32_t, 9>> display_matrix;
+  std::string codec;         ///< "h264", "ffv1", ...
+  std::string pixel_format;  ///< the decoder's, e.g. "yuv420p"
+  std::string container;     ///< FFmpeg's demuxer name, e.g. "matroska,webm"
+};
+
+enum class StreamKind { audio, subtitle, data };
+
+/// A stream of the input besides the video, whose packets a VideoWriter copies unchanged.
+struct StreamInfo {
+  int index = 0;  ///< the stream's index in the input file
+  StreamKind kind = StreamKind::data;
+  std::string codec;     ///< "aac", "pcm_s16le", "subrip", ...
+  std::string language;  ///< "" when the file does not say
+};
+
+/// One compressed packet of a non-video stream, owned; move-only.
+class StreamPacket {
+ public:
+  StreamPacket() = default;
+  StreamPacket(AVPacket* packet, int stream, Rational time_base);  // takes ownership
+  StreamPacket(StreamPacket&& other) noexcept;
+  StreamPacket& operator=(StreamPacket&& other) noexcept;
+  ~StreamPacket();
+
+  /// Index of its stream in the input file (StreamInfo::index).
+  int stream() const { return stream_; }
+  /// Timestamp in time_base() units; INT64_MIN when the packet has none.
+  std::int64_t pts() const;
+  Rational time_base() const { return time_base_; }
+  /// The compressed bytes.
+  const std::uint8_t* data() const;
+  std::size_t size() const;
+  AVPacket* get() const { return packet_; }
+
+ private:
+  AVPacket* packet_ = nullptr;
+  int stream_ = -1;
+  Rational time_base_;
+};
+
+/// Decodes the video stream of a file into RGBA8 frames.
+class VideoReader {
+ public:
+  /// Opens `path`, or "-" for a YUV4MPEG2 (.y4m) stream on standard input. Throws Error with one
+  /// line naming the file and the problem: missing, empty, not a media file, truncated, corrupt,
+  /// no video stream, no decoder.
+  explicit VideoReader(const std::filesystem::path& path, VideoReaderOptions options = {});
+  ~VideoReader();
+  VideoReader(VideoReader&&) noexcept;
+  VideoReader& operator=(VideoReader&&) noexcept;
+
+  const VideoInfo& info() const;
+  /// The other streams (audio, subtitles, data; attachments are left out), in file order.
+  const std::vector<StreamInfo>& streams() const;
+
+  /// Decodes the next frame into `frame` (RGBA8, converted with swscale; an empty frame is
+  /// allocated, otherwise it must be rgba8 of info()'s size; rows are written at frame.pitch()
+  /// apart, so the frame may be one made for the devices) and its timestamp, in info().time_base
+  /// units, into `pts`. Returns false at the end of the stream or of the requested range.
+  /// A frame that cannot be decoded throws Error("... at frame N (T s): ...") with N counted from
+  /// 0 in display order from the start of the range, or with on_error = skip is left out. A file
+  /// that ends before the length it states (truncated) is an error too.
+  bool read(Frame& frame, std::int64_t& pts);
+
+  /// Packets of the other streams demuxed so far, in file order, when options.keep_packets is
+  /// set: those outside the requested time range are dropped.
+  std::vector<StreamPacket> take_packets();
+
+  /// Frames returned by read() so far.
+  std::int64_t frames_read() const;
+  /// One line per problem passed over with on_error = skip.
+  const std::vector<std::string>& errors() const;
+  /// The name the messages use: the path, or "standard input".
+  const std::string& name() const;
+
+ private:
+  friend class VideoWriter;  // copies the input's streams (codec parameters, metadata)
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+struct VideoWriterOptions {
+  /// An encoder ("libx264", "ffv1", "mpeg4", "rawvideo") or a codec ("h264"). Empty chooses by
+  /// container: libx264 for .mp4, .mov and .mkv (mpeg4 when FFmpeg lacks libx264), rawvideo for
+  /// .y4m, and FFmpeg's default for the others.
+  std::string codec;
+  /// Constant-quality factor for encoders that have one (libx264: 0..51, lower is better);
+  /// -1 keeps the encoder's default.
+  int crf = -1;
+  /// Target bits per second; 0 keeps the encoder's default.
+  std::int64_t bitrate = 0;
+  /// The encoder's pixel format ("yuv420p", "yuv444p", "bgra", ...). Empty chooses: the least
+  /// lossy format from RGBA for lossless codecs (ffv1 keeps RGBA exactly), yuv444p for .y4m, and
+  /// yuv420p for the others (yuv444p when the size is odd).
+  std::string pix_fmt;
+  /// When the writer is aborted (abort(), or destroyed before finish()), finish what was written
+  /// as a playable file at the output path instead of removing it.
+  bool keep_partial = false;
+  /// A writer made from a VideoReader copies its streams(); false writes the video alone.
+  bool copy_streams = true;
+  /// Encoder threads; 0 lets FFmpeg choose.
+  int threads = 0;
+};
+
+/// Encodes RGBA8 frames into a new file whose container is named by the extension, and copies
+/// other streams' packets into it. The file is written to a hidden temporary file beside the
+/// output and renamed into place by finish(), so a failed run never leaves a half-written file.
+class VideoWriter {
+ public:
+  /// A new file at `path` ("-" writes YUV4MPEG2 to standard output) with one video stream of
+  /// `video`'s width, height, frame_rate, time_base (timestamps given to write() are in it;
+  /// {0,1} means 1/frame_rate) and display_matrix, else rotation. Everything that can be checked
+  /// is checked before anything is written: unknown container, unknown encoder, a codec or copied
+  /// stream the container cannot hold (avformat_query_codec), a pixel format the encoder lacks,
+  /// an output directory that does not exist or cannot be written.
+  VideoWriter(const std::filesystem::path& path, const VideoInfo& video,
+              VideoWriterOptions options = {});
+  /// As above with `source`'s video stream, copying its other streams (metadata, language,
+  /// dispositions) when options.copy_streams; the source must keep its packets then.
+  VideoWriter(const std::filesystem::path& path, const VideoReader& source,
+              VideoWriterOptions options = {});
+  /// Aborts when neither finish() nor abort() was called.
+  ~VideoWriter();
+  VideoWriter(const VideoWriter&) = delete;
+  VideoWriter& operator=(const VideoWriter&) = delete;
+
+  /// Encodes an RGBA8 frame of the video's size with timestamp `pts` (time_base units); pts must
+  /// increase from frame to frame.
+  void write(const Frame& frame, std::int64_t pts);
+  /// Copies packets of the source's other streams unchanged (packets of streams not copied are
+  /// dropped), interleaved with the video by timestamp.
+  void write(std::vector<StreamPacket> packets);
+  void write(StreamPacket packet);
+
+  /// Flushes the encoder, writes the container's trailer and renames the file into place.
+  void finish();
+  /// Stops writing: removes the temporary file, or with keep_partial finishes what was written
+  /// as a playable file at the output path. Never throws.
+  void abort() noexcept;
+
+  /// The encoder used ("libx264") and its pixel format ("yuv420p").
+  const std::string& codec() const;
+  const std::string& pixel_format() const;
+  std::int64_t frames_written() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// True when `path` names a video file by its extension (.mp4, .mkv, .mov, .webm, .avi, .y4m,
+/// ...) or is "-".
+bool is_video_path(const std::filesystem::path& path);
+
+}  // namespace tandem
