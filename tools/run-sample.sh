@@ -7,6 +7,8 @@ cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build "$root/build"
 mkdir -p "$root/out"
 "$root/build/tandem" devices
+"$root/build/tandem" -i "$root/data/chelsea.mp4" -o "$root/out/chelsea.mp4" -y \
+  -f "gaussian=sigma=2,saturation=1.3"
 "$root/build/tandem" -i "$root/data/chelsea.png" -o "$root/out/chelsea.png" -y \
-  -f "saturation=1.6"
-echo "output: $root/out/chelsea.png"
+  -f "gaussian=sigma=2,saturation=1.3"
+echo "output: $root/out/chelsea.mp4 (video, audio copied) and $root/out/chelsea.png"
