@@ -16,9 +16,8 @@
 #include "tandem/tandem.hpp"
 
 #ifdef TANDEM_HAVE_VIDEO
-#include <tbb/parallel_pipeline.h>
-
 #include "tandem/video_io.hpp"
+#include "tandem/video_pipeline.hpp"
 #endif
 
 namespace fs = std::filesystem;
@@ -157,10 +156,6 @@ int run(const RunOptions& o) {
 }
 
 #ifdef TANDEM_HAVE_VIDEO
-// Frames in flight in the decode -> process -> encode pipeline: while the devices work on one,
-// the next is decoded and the one before is encoded.
-constexpr int kFramesInFlight = 3;
-
 class Progress {
  public:
   Progress(const std::string& mode, std::int64_t total)
@@ -259,17 +254,6 @@ int run_video(const RunOptions& o) {
   wo.keep_partial = o.keep_partial;
   tandem::VideoWriter writer(o.output, reader, wo);
 
-  // A ring of frames, one input and one output per frame in flight; their memory and device
-  // buffers are made once, whatever the length of the video.
-  std::vector<tandem::Frame> inputs, outputs;
-  for (int i = 0; i < kFramesInFlight; ++i) {
-    inputs.push_back(pipeline.make_frame(info.width, info.height, tandem::PixelFormat::rgba8));
-    outputs.push_back(pipeline.make_frame(info.width, info.height, tandem::PixelFormat::rgba8));
-  }
-  struct Item {
-    int slot;
-    std::int64_t pts;
-  };
   std::int64_t total = info.frame_count;
   if (total <= 0 && info.duration > 0 && info.frame_rate.valid()) {
     total = static_cast<std::int64_t>(info.duration * info.frame_rate.value() + 0.5);
@@ -280,35 +264,17 @@ int run_video(const RunOptions& o) {
     total = total > 0 ? std::min(total, by_time) : by_time;
   }
   Progress progress(o.progress, total);
-  std::int64_t decoded = 0, encoded = 0;
+  std::int64_t encoded = 0;
 
   auto previous = std::signal(SIGINT, [](int) { g_interrupted = true; });
+  tandem::VideoRunOptions run;
+  run.stop = &g_interrupted;
+  run.on_frame = [&](std::int64_t index, std::int64_t, const tandem::Frame&) {
+    encoded = index + 1;
+    progress.update(encoded, pipeline.report());
+  };
   try {
-    tbb::parallel_pipeline(
-        kFramesInFlight,
-        tbb::make_filter<void, Item>(
-            tbb::filter_mode::serial_in_order,
-            [&](tbb::flow_control& fc) -> Item {
-              const int slot = static_cast<int>(decoded % kFramesInFlight);
-              Item item{slot, 0};
-              if (g_interrupted || !reader.read(inputs[slot], item.pts)) {
-                fc.stop();
-                return item;
-              }
-              ++decoded;
-              return item;
-            }) &
-            tbb::make_filter<Item, Item>(tbb::filter_mode::serial_in_order,
-                                         [&](Item item) {
-                                           pipeline.process(inputs[item.slot], outputs[item.slot]);
-                                           return item;
-                                         }) &
-            tbb::make_filter<Item, void>(tbb::filter_mode::serial_in_order, [&](Item item) {
-              writer.write(outputs[item.slot], item.pts);
-              writer.write(reader.take_packets());
-              ++encoded;
-              progress.update(encoded, pipeline.report());
-            }));
+    tandem::process_video(reader, pipeline, writer, run);
   } catch (...) {
     std::signal(SIGINT, previous);
     writer.abort();
@@ -325,7 +291,6 @@ int run_video(const RunOptions& o) {
                                 : "nothing was left at the output");
     return 130;
   }
-  writer.write(reader.take_packets());
   writer.finish();
   print_summary(pipeline.report(), o.output + " (" + std::to_string(encoded) + " frames, " +
                                        writer.codec() + ")");

@@ -1,0 +1,30 @@
+#pragma once
+// A whole video through a Pipeline: decode -> RGBA frame -> bands on the devices -> frame ->
+// encode, as a TBB pipeline with a bounded number of frames in flight, so that while the devices
+// process frame N, frame N+1 is decoded and frame N-1 encoded.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+
+#include "tandem/pipeline.hpp"
+#include "tandem/video_io.hpp"
+
+namespace tandem {
+
+struct VideoRunOptions {
+  /// Frames in flight (decoded, on the devices, being encoded); memory is this many input and
+  /// output frames whatever the length of the video.
+  int frames_in_flight = 3;
+  /// Called after each frame is encoded, in order, with its index, timestamp and the output.
+  std::function<void(std::int64_t index, std::int64_t pts, const Frame& output)> on_frame;
+  /// Set (from a signal handler, say) to stop after the frames in flight.
+  const std::atomic<bool>* stop = nullptr;
+};
+
+/// Processes every frame `reader` gives with `pipeline` and writes it, with the source's other
+/// streams, to `writer`. Returns the number of frames written; does not finish() the writer.
+/// On an exception the writer is left to the caller (abort() it).
+std::int64_t process_video(VideoReader& reader, Pipeline& pipeline, VideoWriter& writer,
+                           const VideoRunOptions& options = {});
+
+}  // namespace tandem

@@ -1,0 +1,60 @@
+#include "tandem/video_pipeline.hpp"
+
+#include <vector>
+
+#include <tbb/parallel_pipeline.h>
+
+#include "tandem/error.hpp"
+
+namespace tandem {
+
+std::int64_t process_video(VideoReader& reader, Pipeline& pipeline, VideoWriter& writer,
+                           const VideoRunOptions& options) {
+  const int slots = std::max(1, options.frames_in_flight);
+  const VideoInfo& info = reader.info();
+  // The ring: one input and one output frame per frame in flight, made once, so their memory
+  // and device buffers are reused for the whole video.
+  std::vector<Frame> inputs, outputs;
+  for (int i = 0; i < slots; ++i) {
+    inputs.push_back(pipeline.make_frame(info.width, info.height, PixelFormat::rgba8));
+    outputs.push_back(pipeline.make_frame(info.width, info.height, PixelFormat::rgba8));
+  }
+  struct Item {
+    int slot = 0;
+    std::int64_t index = 0;
+    std::int64_t pts = 0;
+  };
+  std::int64_t decoded = 0;
+  std::int64_t written = 0;
+  // With at most `slots` items in flight and every stage serial in order, item k + slots only
+  // enters after item k left the last stage: slot k % slots is free again.
+  tbb::parallel_pipeline(
+      static_cast<std::size_t>(slots),
+      tbb::make_filter<void, Item>(tbb::filter_mode::serial_in_order,
+                                   [&](tbb::flow_control& fc) {
+                                     Item item{static_cast<int>(decoded % slots), decoded, 0};
+                                     if ((options.stop && options.stop->load()) ||
+                                         !reader.read(inputs[item.slot], item.pts)) {
+                                       fc.stop();
+                                       return item;
+                                     }
+                                     ++decoded;
+                                     return item;
+                                   }) &
+          tbb::make_filter<Item, Item>(tbb::filter_mode::serial_in_order,
+                                       [&](Item item) {
+                                         pipeline.process(inputs[item.slot], outputs[item.slot]);
+                                         return item;
+                                       }) &
+          tbb::make_filter<Item, void>(tbb::filter_mode::serial_in_order, [&](Item item) {
+            if (item.index != written) throw Error("internal: frames left the pipeline out of order");
+            writer.write(outputs[item.slot], item.pts);
+            writer.write(reader.take_packets());
+            ++written;
+            if (options.on_frame) options.on_frame(item.index, item.pts, outputs[item.slot]);
+          }));
+  writer.write(reader.take_packets());
+  return written;
+}
+
+}  // namespace tandem

@@ -1,0 +1,139 @@
+// A whole video through the double-buffered pipeline: every frame equals the image path applied
+// to the decoded input frame, in order, none lost or repeated, also with a slow stage; memory
+// stays bounded.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "tandem/video_pipeline.hpp"
+#include "test_support.hpp"
+
+namespace tandem {
+namespace {
+
+namespace fs = std::filesystem;
+
+class VideoPipeline : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tandem-vp-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path make_video(const std::string& name, int frames, const std::string& size) {
+    const fs::path path = dir_ / name;
+    const std::string cmd = std::string(TANDEM_FFMPEG_PROGRAM) +
+                            " -loglevel error -y -f lavfi -i testsrc2=size=" + size +
+                            ":rate=25 -f lavfi -i sine=frequency=440 -frames:v " +
+                            std::to_string(frames) + " -c:v ffv1 -c:a pcm_s16le -shortest " +
+                            path.string();
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    return path;
+  }
+  fs::path dir_;
+};
+
+long resident_kib() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  long value = 0;
+  while (status >> key) {
+    if (key == "VmRSS:") {
+      status >> value;
+      return value;
+    }
+    status.ignore(1 << 12, '\n');
+  }
+  return 0;
+}
+
+TEST_F(VideoPipeline, EveryFrameEqualsTheImagePathInOrder) {
+  const fs::path in = make_video("in.mkv", 40, "161x97");
+  const fs::path out = dir_ / "out.mkv";
+  const std::string graph = "gaussian=sigma=1.5,saturation=1.4";
+  DeviceSet devices = DeviceSet::open("all");
+  PipelineOptions po;
+  po.persist_split = false;
+  {
+    Pipeline pipeline(devices, Graph::parse(graph), po);
+    VideoReaderOptions ro;
+    ro.keep_packets = true;
+    VideoReader reader(in, ro);
+    VideoWriterOptions wo;
+    wo.codec = "ffv1";  // lossless: what is written is what was computed
+    VideoWriter writer(out, reader, wo);
+    EXPECT_EQ(process_video(reader, pipeline, writer), 40);
+    writer.finish();
+  }
+  // Decode input and output again; output frame k must be the image path on input frame k.
+  VideoReader source(in), result(out);
+  EXPECT_EQ(result.info().frame_rate, source.info().frame_rate);
+  Frame a, b;
+  std::int64_t pa = 0, pb = 0;
+  int k = 0;
+  while (source.read(a, pa)) {
+    ASSERT_TRUE(result.read(b, pb)) << "frame " << k << " is missing";
+    EXPECT_EQ(pa * source.info().time_base.num * result.info().time_base.den,
+              pb * result.info().time_base.num * source.info().time_base.den)
+        << "timestamp of frame " << k;
+    const Frame want = test::run_graph(graph, a, "all", "single");
+    ASSERT_EQ(test::max_difference(b, want), 0.0) << "frame " << k;
+    ++k;
+  }
+  EXPECT_FALSE(result.read(b, pb)) << "an extra frame";
+  EXPECT_EQ(k, 40);
+}
+
+TEST_F(VideoPipeline, ThousandFramesWithASlowStageNoneLostOrReordered) {
+  const fs::path in = make_video("long.mkv", 1000, "64x48");
+  const fs::path out = dir_ / "long_out.mkv";
+  DeviceSet devices = DeviceSet::open("all");
+  PipelineOptions po;
+  po.persist_split = false;
+  Pipeline pipeline(devices, Graph::parse("saturation=1"), po);  // identity: output == input
+  VideoReaderOptions ro;
+  ro.keep_packets = true;
+  VideoReader reader(in, ro);
+  VideoWriterOptions wo;
+  wo.codec = "ffv1";
+  VideoWriter writer(out, reader, wo);
+  std::mt19937 rng(3);
+  std::vector<std::int64_t> seen;
+  long rss_at_100 = 0;
+  VideoRunOptions run;
+  run.on_frame = [&](std::int64_t index, std::int64_t, const Frame&) {
+    seen.push_back(index);
+    // A deliberately slow, irregular encode stage (0..2 ms) to shake the frames in flight.
+    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 2000));
+    if (index == 100) rss_at_100 = resident_kib();
+  };
+  EXPECT_EQ(process_video(reader, pipeline, writer, run), 1000);
+  writer.finish();
+  const long rss_at_end = resident_kib();
+  ASSERT_EQ(seen.size(), 1000u);
+  for (std::size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], static_cast<std::int64_t>(i));
+  // Memory is the ring of frames, not the video: 900 more frames add (next to) nothing.
+  EXPECT_LT(rss_at_end - rss_at_100, 16 * 1024) << "KiB grown between frame 100 and the end";
+
+  VideoReader source(in), result(out);
+  Frame a, b;
+  std::int64_t pa = 0, pb = 0;
+  int k = 0;
+  while (source.read(a, pa)) {
+    ASSERT_TRUE(result.read(b, pb)) << "frame " << k << " is missing";
+    ASSERT_EQ(test::max_difference(a, b), 0.0) << "frame " << k << " differs (lost or reordered)";
+    ++k;
+  }
+  EXPECT_EQ(k, 1000);
+  EXPECT_FALSE(result.read(b, pb));
+}
+
+}  // namespace
+}  // namespace tandem
