@@ -52,10 +52,10 @@ class Bilateral final : public Filter {
                const DeviceImage& output) const override {
     const DeviceImage& in = inputs[0];
     const bool u8 = in.format == PixelFormat::rgba8;
-    std::string options = "-DRADIUS=" + std::to_string(radius_) + " -DPIXEL_RGBA8=" +
-                          (u8 ? "1" : "0") + " -DRANGE_SCALE=" +
-                          float_literal(u8 ? range_scale_rgba8_ : range_scale_rgba32f_) +
-                          " -DSPATIAL=";
+    std::string options =
+        "-DRADIUS=" + std::to_string(radius_) + " -DPIXEL_RGBA8=" + (u8 ? "1" : "0") +
+        " -DRANGE_SCALE=" + float_literal(u8 ? range_scale_rgba8_ : range_scale_rgba32f_) +
+        " -DSPATIAL=";
     for (int k = 0; k <= radius_; ++k) {
       if (k) options += ',';
       options += float_literal(spatial_[k]);
@@ -135,14 +135,16 @@ class Bilateral final : public Filter {
 FilterSpec describe_bilateral() {
   return {
       .name = "bilateral",
-      .help = "Edge-preserving smoothing: a Gaussian blur whose weights also fall with the "
-              "colour difference to the centre pixel (radius ceil(2 sigma_s)); alpha unchanged.",
+      .help =
+          "Edge-preserving smoothing: a Gaussian blur whose weights also fall with the "
+          "colour difference to the centre pixel (radius ceil(2 sigma_s)); alpha unchanged.",
       .params = {{.name = "sigma_s",
                   .type = ParamType::real,
                   .default_value = 3,
                   .min = 0.5,
                   .max = 16,
-                  .help = "spatial standard deviation in pixels; the window reaches ceil(2 sigma_s)"},
+                  .help =
+                      "spatial standard deviation in pixels; the window reaches ceil(2 sigma_s)"},
                  {.name = "sigma_r",
                   .type = ParamType::real,
                   .default_value = 0.1,

@@ -1,16 +1,18 @@
 // gaussian: separable Gaussian blur with reflect-101 borders, matching OpenCV's
-// cv::GaussianBlur(src, dst, Size(0, 0), sigma, sigma, BORDER_REFLECT_101):
+// cv::GaussianBlur(src, dst, Size(0, 0), sigma, sigma, BORDER_REFLECT_101), in two passes
+// (vertical into a float scratch image of the band's rows, then horizontal):
 //  - rgba8: OpenCV's kernel size for 8-bit images, ksize = cvRound(6 sigma + 1) | 1, and its
 //    8-bit weights: the bit-exact Gaussian (getGaussianKernelBitExact) quantised to multiples
 //    of 1/256 with error diffusion (getGaussianKernelFixedPoint_ED). With such weights every
-//    sum of both passes is exact in float, so the result is OpenCV's to the bit (rounded half
-//    up, as its fixed-point code does). Plain float weights differ from it by up to 2 LSB at
-//    sigma 12.
+//    sum of both passes is exact in float (in either order), so the result is OpenCV's to the
+//    bit (rounded half up, as its fixed-point code does). Plain float weights differ from it
+//    by up to 2 LSB at sigma 12.
 //  - rgba32f: OpenCV's rule for float images, ksize = cvRound(8 sigma + 1) | 1, with the
 //    Gaussian's float weights.
 // The weights and the radius are compile-time constants of the kernels, so the loops unroll.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -58,7 +60,9 @@ std::vector<double> opencv_gaussian(int n, double sigma) {
 }
 
 // cvRound: to nearest, ties to even.
-int cv_round(double v) { return static_cast<int>(std::nearbyint(v)); }
+int cv_round(double v) {
+  return static_cast<int>(std::nearbyint(v));
+}
 
 Taps taps_rgba8(double sigma) {
   const int n = cv_round(sigma * 3 * 2 + 1) | 1;
@@ -122,47 +126,45 @@ class Gaussian final : public Filter {
   void enqueue(BandContext& ctx, std::span<const DeviceImage> inputs,
                const DeviceImage& output) const override {
     const DeviceImage& in = inputs[0];
-    const Taps& taps = taps_for(in.format);
     const int width = ctx.frame_width();
-    const int height = ctx.frame_height();
-    // Every row the vertical taps of rows [y0, y1) reach, reflected, lies in [lo, hi).
-    const int lo = std::max(0, ctx.y0() - taps.radius);
-    const int hi = std::min(height, ctx.y1() + taps.radius);
-    const DeviceImage rows = ctx.scratch(this, 0, PixelFormat::rgba32f, lo, hi - lo);
+    const int rows = ctx.y1() - ctx.y0();
+    // The vertical pass's result for the band's rows: float, 16 bytes a pixel.
+    const DeviceImage columns = ctx.scratch(this, 0, PixelFormat::rgba32f, ctx.y0(), rows);
     const int vrows = vertical_rows_per_item(ctx.device());
 
     static const std::vector<std::string> kSources{"gaussian.cl"};
-    cl::Program program =
-        ctx.program(kSources, (in.format == PixelFormat::rgba8 ? options_rgba8_ : options_rgba32f_) +
-                                  " -DGAUSSIAN_VROWS=" + std::to_string(vrows));
+    cl::Program program = ctx.program(
+        kSources, (in.format == PixelFormat::rgba8 ? options_rgba8_ : options_rgba32f_) +
+                      " -DGAUSSIAN_VROWS=" + std::to_string(vrows));
     const std::size_t groups = static_cast<std::size_t>(width + 3) / 4;
 
-    cl::Kernel horizontal = ctx.kernel(program, "gaussian_horizontal");
-    horizontal.setArg(0, in.buffer);
-    horizontal.setArg(1, in.first_row);
-    horizontal.setArg(2, in.pitch_elements());
-    horizontal.setArg(3, rows.buffer);
-    horizontal.setArg(4, rows.first_row);
-    horizontal.setArg(5, rows.pitch_elements());
-    horizontal.setArg(6, width);
-    horizontal.setArg(7, lo);
-    ctx.enqueue(horizontal, groups, static_cast<std::size_t>(hi - lo), "gaussian horizontal pass");
-
     cl::Kernel vertical = ctx.kernel(program, "gaussian_vertical");
-    vertical.setArg(0, rows.buffer);
-    vertical.setArg(1, rows.first_row);
-    vertical.setArg(2, rows.pitch_elements());
-    vertical.setArg(3, output.buffer);
-    vertical.setArg(4, output.first_row);
-    vertical.setArg(5, output.pitch_elements());
-    vertical.setArg(6, height);
+    vertical.setArg(0, in.buffer);
+    vertical.setArg(1, in.first_row);
+    vertical.setArg(2, in.pitch_elements());
+    vertical.setArg(3, columns.buffer);
+    vertical.setArg(4, columns.first_row);
+    vertical.setArg(5, columns.pitch_elements());
+    vertical.setArg(6, ctx.frame_height());
     vertical.setArg(7, ctx.y0());
     vertical.setArg(8, ctx.y1());
-    ctx.enqueue(vertical, groups, static_cast<std::size_t>(ctx.y1() - ctx.y0() + vrows - 1) / vrows,
+    ctx.enqueue(vertical, groups, static_cast<std::size_t>(rows + vrows - 1) / vrows,
                 "gaussian vertical pass");
+
+    cl::Kernel horizontal = ctx.kernel(program, "gaussian_horizontal");
+    horizontal.setArg(0, columns.buffer);
+    horizontal.setArg(1, columns.first_row);
+    horizontal.setArg(2, columns.pitch_elements());
+    horizontal.setArg(3, output.buffer);
+    horizontal.setArg(4, output.first_row);
+    horizontal.setArg(5, output.pitch_elements());
+    horizontal.setArg(6, width);
+    horizontal.setArg(7, ctx.y0());
+    ctx.enqueue(horizontal, groups, static_cast<std::size_t>(rows), "gaussian horizontal pass");
   }
 
-  // The kernels' arithmetic in their order: centre, then the pairs at +-k from k = 1 outwards.
+  // The kernels' arithmetic in their order: vertical, then horizontal; in each the centre, then
+  // the pairs at +-k from k = 1 outwards.
   void reference(std::span<const Frame* const> inputs, Frame& output) const override {
     const Frame& in = *inputs[0];
     const bool u8 = in.format() == PixelFormat::rgba8;
@@ -170,38 +172,40 @@ class Gaussian final : public Filter {
     const int width = in.width();
     const int height = in.height();
     const std::size_t stride = static_cast<std::size_t>(width) * 4;
-    auto value = [&](int x, int y, int c) {
-      return u8 ? static_cast<float>(in.row(y)[4 * x + c]) : in.row_as<float>(y)[4 * x + c];
+    auto value = [&](int y, std::size_t i) {
+      return u8 ? static_cast<float>(in.row(y)[i]) : in.row_as<float>(y)[i];
     };
 
-    std::vector<float> rows(stride * height);
+    std::vector<float> columns(stride * height);
     tbb::parallel_for(tbb::blocked_range<int>(0, height), [&](const auto& range) {
       for (int y = range.begin(); y != range.end(); ++y) {
-        for (int x = 0; x < width; ++x) {
-          for (int c = 0; c < 4; ++c) {
-            float acc = taps.weights[0] * value(x, y, c);
-            for (int k = 1; k <= taps.radius; ++k) {
-              acc += taps.weights[k] * (value(reflect101(x - k, width), y, c) +
-                                        value(reflect101(x + k, width), y, c));
-            }
-            rows[y * stride + 4 * x + c] = acc;
+        for (std::size_t i = 0; i < stride; ++i) {
+          float acc = taps.weights[0] * value(y, i);
+          for (int k = 1; k <= taps.radius; ++k) {
+            acc += taps.weights[k] *
+                   (value(reflect101(y - k, height), i) + value(reflect101(y + k, height), i));
           }
+          columns[y * stride + i] = acc;
         }
       }
     });
 
     tbb::parallel_for(tbb::blocked_range<int>(0, height), [&](const auto& range) {
       for (int y = range.begin(); y != range.end(); ++y) {
-        for (std::size_t i = 0; i < stride; ++i) {
-          float acc = taps.weights[0] * rows[y * stride + i];
-          for (int k = 1; k <= taps.radius; ++k) {
-            acc += taps.weights[k] * (rows[reflect101(y - k, height) * stride + i] +
-                                      rows[reflect101(y + k, height) * stride + i]);
-          }
-          if (u8) {
-            output.row(y)[i] = static_cast<std::uint8_t>(std::clamp(std::floor(acc + 0.5f), 0.0f, 255.0f));
-          } else {
-            output.row_as<float>(y)[i] = acc;
+        const float* row = &columns[y * stride];
+        for (int x = 0; x < width; ++x) {
+          for (int c = 0; c < 4; ++c) {
+            float acc = taps.weights[0] * row[4 * x + c];
+            for (int k = 1; k <= taps.radius; ++k) {
+              acc += taps.weights[k] * (row[4 * reflect101(x - k, width) + c] +
+                                        row[4 * reflect101(x + k, width) + c]);
+            }
+            if (u8) {
+              output.row(y)[4 * x + c] =
+                  static_cast<std::uint8_t>(std::clamp(std::floor(acc + 0.5f), 0.0f, 255.0f));
+            } else {
+              output.row_as<float>(y)[4 * x + c] = acc;
+            }
           }
         }
       }
@@ -222,8 +226,9 @@ class Gaussian final : public Filter {
 FilterSpec describe_gaussian() {
   return {
       .name = "gaussian",
-      .help = "Gaussian blur (separable, reflect-101 borders); on 8-bit frames it matches "
-              "OpenCV's GaussianBlur to the bit.",
+      .help =
+          "Gaussian blur (separable, reflect-101 borders); on 8-bit frames it matches "
+          "OpenCV's GaussianBlur to the bit.",
       .params = {{.name = "sigma",
                   .type = ParamType::real,
                   .default_value = 1,

@@ -1,7 +1,7 @@
 // box: mean over a (2 RADIUS + 1)^2 window with reflect-101 borders, by running sums: a work-item
 // walks along a segment keeping the window's sum, adding the value that enters and taking out
-// the one that leaves, so the work per pixel is the same for every radius (the host makes
-// segments at least 2 RADIUS + 1 long, which bounds the cost of starting a walk).
+// the one that leaves: two loads a step whatever the radius, plus 2 RADIUS + 1 to start a walk
+// (the host picks the segment lengths per device, see walk_lengths in filters/box.cpp).
 //   box_vertical    column sums of 2 RADIUS + 1 rows for the band's rows, four pixels per
 //                   work-item walking down a segment of rows
 //   box_horizontal  sums of 2 RADIUS + 1 column sums, one work-item walking along a segment of

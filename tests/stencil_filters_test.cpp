@@ -1,6 +1,7 @@
 // The stencil filters (gaussian, box, bilateral) against their host references on every device,
 // on awkward sizes, both pixel formats, radii larger than the image; and the halo property: a
-// frame split into bands across devices gives the same result as one device.
+// frame computed in bands (chunks on one device, or split across devices), each band with its
+// halo, gives the same result as the whole frame at once.
 //
 // Tolerances:
 //  - gaussian rgba8: exact. Its weights are multiples of 1/256, so every sum of both passes is
@@ -8,9 +9,10 @@
 //  - box rgba8: exact. Sums are integers on both sides.
 //  - bilateral rgba8: 1 LSB. The device's exp() may differ from the host's by a few ulp, which
 //    moves a value lying within ~1e-4 of a rounding boundary to the other side.
-//  - rgba32f: 2e-5 relative (to max(1, |reference|); values are in [0, 4)). The kernels sum in
-//    float in another order than the host (and with fused multiply-adds), which moves results
-//    by a few ulp of the largest partial sums; box sums thousands of values.
+//  - rgba32f: 1e-5 relative (to max(1, |reference|); values are in [0, 4)). The kernels sum in
+//    float, in places in another order than the host and with fused multiply-adds, and their
+//    exp() and division may be a few ulp off: results move by a few ulp (up to 4e-7 seen on
+//    PoCL); the margin is for devices whose arithmetic differs more.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,8 +25,8 @@
 namespace tandem::test {
 namespace {
 
-constexpr float kFloatScale = 4.0f;        // float frames hold values in [0, 4)
-constexpr double kFloatTolerance = 2e-5;   // relative, see above
+constexpr float kFloatScale = 4.0f;       // float frames hold values in [0, 4)
+constexpr double kFloatTolerance = 1e-5;  // relative, see above
 
 // Largest |a - b| / max(1, |b|) over all values of two float frames.
 double max_relative_difference(const Frame& a, const Frame& b) {
@@ -125,7 +127,9 @@ TEST(Box, MatchesReferenceOnEveryDevice) {
 }
 
 TEST(Bilateral, MatchesReferenceOnEveryDevice) {
-  check_against_reference({{"bilateral=sigma_s=3:sigma_r=0.1", 1},
+  // The large frame only with a small window: the host reference is slow.
+  check_against_reference({{"bilateral=sigma_s=1.5:sigma_r=0.1", 1},
+                           {"bilateral=sigma_s=3:sigma_r=0.1", 1, false},
                            {"bilateral=sigma_s=0.5:sigma_r=0.02", 1, false},
                            {"bilateral=sigma_s=16:sigma_r=1", 1, false}});
 }
@@ -159,7 +163,7 @@ TEST(Bilateral, KeepsEdgesAndSmoothsFlatAreas) {
     return hi - lo;
   };
   EXPECT_EQ(spread(input, 0, 24), 10);
-  EXPECT_LE(spread(smooth, 0, 24), 5);      // flat side: noise halved at least
+  EXPECT_LE(spread(smooth, 0, 24), 5);  // flat side: noise halved at least
   EXPECT_LE(spread(smooth, 40, 64), 5);
   // The step: the pixels next to it stay on their side.
   for (int y = 0; y < height; ++y) {
@@ -180,51 +184,77 @@ TEST(Stencils, RejectParametersOutOfRange) {
   EXPECT_NO_THROW(Graph::parse("gaussian=sigma=64,box=radius=256,bilateral=sigma_s=16:sigma_r=1"));
 }
 
-// Bands computed on different devices, each with its halo, equal the whole frame computed on
-// one: against the single-device result (exactly on rgba8) and against the reference.
-TEST(Stencils, BandsAcrossDevicesEqualTheWholeFrame) {
-  const std::vector<std::string> ids = device_ids();
-  if (ids.size() < 2) {
-    GTEST_SKIP() << "needs two OpenCL devices; run with POCL_DEVICES=\"pthread basic\"";
-  }
-  const std::vector<std::vector<std::string>> chains = {
-      {"gaussian=sigma=2"},
-      {"gaussian=sigma=12"},
-      {"box=radius=3"},
-      {"box=radius=40"},
-      {"bilateral=sigma_s=2:sigma_r=0.15"},
-      {"gaussian=sigma=2", "box=radius=3"},
-      {"box=radius=5", "bilateral=sigma_s=1.5:sigma_r=0.2", "gaussian=sigma=1"},
-  };
-  // Uneven splits put band borders at odd rows; 0.01 leaves a band thinner than every halo.
-  const std::vector<std::string> splits = {"static:0.3,0.7", "static:0.5,0.5",
-                                           "static:0.01,0.99", "static:0.9,0.1"};
-  const std::vector<Size> sizes = {{3, 7}, {64, 64}, {333, 271}, {1921, 1081}};
+// A filter reading the source may see the whole frame (devices sharing the host's memory map
+// all of it), so only a filter after another shows a halo too small: each comes second too.
+// Parameters the tests above use too, so that their programs come from the cache.
+const std::vector<std::vector<std::string>> kChains = {
+    {"gaussian=sigma=12"},
+    {"box=radius=64"},
+    {"bilateral=sigma_s=3:sigma_r=0.1"},
+    {"box=radius=3", "gaussian=sigma=12"},
+    {"gaussian=sigma=2", "box=radius=64"},
+    {"gaussian=sigma=2", "box=radius=3"},
+    {"box=radius=3", "bilateral=sigma_s=3:sigma_r=0.1", "gaussian=sigma=2"},
+};
+
+struct BandRun {
+  Size size;
+  std::vector<std::vector<std::string>> chains;
+  std::vector<std::string> splits;
+};
+
+// Runs every chain of `runs` on `devices` with each split, against the chain on one device and
+// against the references.
+void check_bands(const std::string& devices, const std::vector<BandRun>& runs) {
+  const std::string one = device_ids().front();
   const PixelFormat formats[] = {PixelFormat::rgba8, PixelFormat::rgba32f};
   for (PixelFormat format : formats) {
     std::uint32_t seed = 100;
-    for (const Size& size : sizes) {
-      const Frame input = input_frame(size.width, size.height, format, seed++);
-      const bool large = size.width * size.height > 1000000;
-      for (const auto& chain : chains) {
+    for (const BandRun& run : runs) {
+      const Frame input = input_frame(run.size.width, run.size.height, format, seed++);
+      for (const auto& chain : run.chains) {
         const std::string graph = join(chain);
-        if (large && chain.size() > 1) continue;  // keep the run short
-        const Frame single = run_graph(graph, input, ids.front(), "single");
+        const Frame single = run_graph(graph, input, one, "single");
         const Frame expected = reference_chain(chain, input);
         // Gaussian and box compute exactly on rgba8, so bands from any device equal one device
         // and the reference to the bit; bilateral may differ by 1 where devices' exp() differ,
         // and a linear stage after it (weights summing to 1) keeps that within 1.
         const double tolerance8 = graph.find("bilateral") != std::string::npos ? 1 : 0;
-        for (const std::string& split : splits) {
-          SCOPED_TRACE(graph + " split " + split + " on " + std::to_string(size.width) + "x" +
-                       std::to_string(size.height) + " " + std::string(to_string(format)));
-          const Frame banded = run_graph(graph, input, "all", split);
+        for (const std::string& split : run.splits) {
+          SCOPED_TRACE(graph + " split " + split + " on " + std::to_string(run.size.width) + "x" +
+                       std::to_string(run.size.height) + " " + std::string(to_string(format)) +
+                       ", devices " + devices);
+          const Frame banded = run_graph(graph, input, devices, split);
           expect_close(banded, single, tolerance8);
           expect_close(banded, expected, tolerance8);
         }
       }
     }
   }
+}
+
+// One device computing a frame in chunks of rows, each with its halo, equals it computing the
+// whole frame. Chains only, where every filter but the first reads an intermediate that holds
+// just the rows of its chunk and halo. (Few band heights: PoCL builds each kernel again for
+// every new one.)
+TEST(Stencils, ChunksOnOneDeviceEqualTheWholeFrame) {
+  const std::vector<std::vector<std::string>> chains(kChains.begin() + 3, kChains.end());
+  check_bands(device_ids().front(),
+              {{{3, 7}, chains, {"chunks:2"}}, {{333, 271}, chains, {"chunks:50"}}});
+}
+
+// Bands computed on different devices, each with its halo, equal the whole frame computed on
+// one. Uneven splits put band borders at odd rows; 0.01 leaves a band thinner than every halo.
+TEST(Stencils, BandsAcrossDevicesEqualTheWholeFrame) {
+  if (device_ids().size() < 2) {
+    GTEST_SKIP() << "needs two OpenCL devices; run with POCL_DEVICES=\"pthread basic\"";
+  }
+  check_bands("all", {
+                         {{3, 7}, kChains, {"static:0.3,0.7", "static:0.01,0.99"}},
+                         {{64, 64}, kChains, {"static:0.5,0.5", "chunks:7"}},
+                         {{333, 271}, kChains, {"static:0.3,0.7", "static:0.9,0.1", "chunks:50"}},
+                         {{1921, 1081}, {{"gaussian=sigma=2", "box=radius=3"}}, {"static:0.3,0.7"}},
+                     });
 }
 
 }  // namespace

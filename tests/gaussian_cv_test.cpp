@@ -1,0 +1,166 @@
+// gaussian and box against OpenCV on every device, borders BORDER_REFLECT_101:
+//   gaussian=sigma=s  vs cv::GaussianBlur(src, dst, Size(0, 0), s, s, border)
+//   box=radius=r      vs cv::blur(src, dst, Size(2r + 1, 2r + 1), Point(-1, -1), border)
+// Tolerances:
+//  - rgba8: 1 LSB at every pixel. gaussian uses OpenCV's 8-bit weights and exact sums, so it is
+//    expected to match to the bit; box's integer mean is exact while OpenCV divides with a
+//    fixed-point reciprocal that may round the other way.
+//  - rgba32f: 1e-5 relative (to max(1, |OpenCV|), values in [0, 4)): both sum in float, in
+//    different orders.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include "test_support.hpp"
+
+namespace tandem::test {
+namespace {
+
+constexpr double kFloatTolerance = 1e-5;
+
+cv::Mat wrap(const Frame& frame) {
+  return cv::Mat(frame.height(), frame.width(),
+                 frame.format() == PixelFormat::rgba8 ? CV_8UC4 : CV_32FC4,
+                 const_cast<std::uint8_t*>(frame.data()), frame.pitch());
+}
+
+Frame from_mat(const cv::Mat& mat) {
+  Frame frame(mat.cols, mat.rows, mat.depth() == CV_8U ? PixelFormat::rgba8 : PixelFormat::rgba32f);
+  mat.copyTo(wrap(frame));
+  return frame;
+}
+
+// Low frequencies with a little noise: long ramps, where a rounding difference would show as a
+// step, unlike on white noise.
+Frame smooth_frame(int width, int height, PixelFormat format, std::uint32_t seed) {
+  Frame frame(width, height, format);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> noise(-3.0f, 3.0f);
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      for (int c = 0; c < 4; ++c) {
+        const float v =
+            128.0f + 100.0f * std::sin(x / (11.0f + 5 * c)) * std::cos(y / 23.0f) + noise(rng);
+        if (format == PixelFormat::rgba8) {
+          frame.row(y)[4 * x + c] = static_cast<std::uint8_t>(std::clamp(std::lround(v), 0L, 255L));
+        } else {
+          frame.row_as<float>(y)[4 * x + c] = v / 64.0f;
+        }
+      }
+    }
+  }
+  return frame;
+}
+
+double max_relative_difference(const Frame& a, const Frame& b) {
+  double worst = 0;
+  for (int y = 0; y < a.height(); ++y) {
+    for (int i = 0; i < 4 * a.width(); ++i) {
+      const double u = a.row_as<float>(y)[i];
+      const double v = b.row_as<float>(y)[i];
+      const double d = std::abs(u - v) / std::max(1.0, std::abs(v));
+      worst = std::max(worst, std::isnan(d) ? INFINITY : d);
+    }
+  }
+  return worst;
+}
+
+struct Image {
+  std::string name;
+  Frame frame;
+};
+
+std::vector<Image> images(PixelFormat format) {
+  std::vector<Image> out;
+  out.push_back({"random 640x480", random_frame(640, 480, format, 11, 4.0f)});
+  out.push_back({"random 333x271", random_frame(333, 271, format, 12, 4.0f)});
+  out.push_back({"smooth 640x480", smooth_frame(640, 480, format, 13)});
+  out.push_back({"smooth 333x271", smooth_frame(333, 271, format, 14)});
+  return out;
+}
+
+// Runs `graph` on every device and compares each result with `expected` of each image.
+template <typename OpenCV>
+void compare(PixelFormat format, const std::vector<std::string>& graphs, OpenCV opencv) {
+  const std::vector<Image> inputs = images(format);
+  for (const std::string& device : device_ids()) {
+    for (std::size_t g = 0; g < graphs.size(); ++g) {
+      for (const Image& image : inputs) {
+        SCOPED_TRACE(graphs[g] + " on " + image.name + " " + std::string(to_string(format)) +
+                     ", device " + device);
+        cv::Mat dst;
+        opencv(wrap(image.frame), dst, g);
+        const Frame expected = from_mat(dst);
+        const Frame actual = run_graph(graphs[g], image.frame, device, "single");
+        double d = 0;
+        if (format == PixelFormat::rgba8) {
+          d = max_difference(actual, expected);
+          EXPECT_LE(d, 1);
+          std::printf("  %-18s %-15s %-7s device %s: max difference %g LSB, %zu values off\n",
+                      graphs[g].c_str(), image.name.c_str(), "rgba8", device.c_str(), d,
+                      count_differences(actual, expected, 0));
+        } else {
+          d = max_relative_difference(actual, expected);
+          EXPECT_LE(d, kFloatTolerance);
+          std::printf("  %-18s %-15s %-7s device %s: max relative difference %g\n",
+                      graphs[g].c_str(), image.name.c_str(), "rgba32f", device.c_str(), d);
+        }
+      }
+    }
+  }
+}
+
+const std::vector<double> kSigmas = {0.5, 1, 2, 5, 12};
+const std::vector<int> kRadii = {1, 2, 5, 15, 64};
+
+std::vector<std::string> gaussian_graphs() {
+  std::vector<std::string> graphs;
+  for (double s : kSigmas) {
+    char text[64];
+    std::snprintf(text, sizeof text, "gaussian=sigma=%g", s);
+    graphs.push_back(text);
+  }
+  return graphs;
+}
+
+std::vector<std::string> box_graphs() {
+  std::vector<std::string> graphs;
+  for (int r : kRadii) graphs.push_back("box=radius=" + std::to_string(r));
+  return graphs;
+}
+
+void opencv_gaussian(const cv::Mat& src, cv::Mat& dst, std::size_t i) {
+  cv::GaussianBlur(src, dst, cv::Size(0, 0), kSigmas[i], kSigmas[i], cv::BORDER_REFLECT_101);
+}
+
+void opencv_box(const cv::Mat& src, cv::Mat& dst, std::size_t i) {
+  const int size = 2 * kRadii[i] + 1;
+  cv::blur(src, dst, cv::Size(size, size), cv::Point(-1, -1), cv::BORDER_REFLECT_101);
+}
+
+TEST(GaussianVsOpenCV, EightBitMatchesWithinOneLsb) {
+  compare(PixelFormat::rgba8, gaussian_graphs(), opencv_gaussian);
+}
+
+TEST(GaussianVsOpenCV, FloatMatchesWithinTolerance) {
+  compare(PixelFormat::rgba32f, gaussian_graphs(), opencv_gaussian);
+}
+
+TEST(BoxVsOpenCV, EightBitMatchesWithinOneLsb) {
+  compare(PixelFormat::rgba8, box_graphs(), opencv_box);
+}
+
+TEST(BoxVsOpenCV, FloatMatchesWithinTolerance) {
+  compare(PixelFormat::rgba32f, box_graphs(), opencv_box);
+}
+
+}  // namespace
+}  // namespace tandem::test
