@@ -157,13 +157,31 @@ DeviceImage BandContext::scratch(const void* owner, int slot, PixelFormat format
   return image;
 }
 
+cl::NDRange BandContext::local_size(std::size_t x_items) const {
+  // PoCL compiles a kernel anew for every work-group size, and the size it picks by itself
+  // follows the band's height: with the split changing, every frame could pay a compile. A
+  // work-group along one row, sized by the frame's width alone, keeps one compiled kernel.
+  if (device_.info().type != DeviceType::cpu ||
+      device_.info().platform.find("Portable Computing Language") == std::string::npos) {
+    return cl::NullRange;
+  }
+  std::size_t lx = 1;
+  for (std::size_t d = std::min<std::size_t>(x_items, 64); d > 1; --d) {
+    if (x_items % d == 0) {
+      lx = d;
+      break;
+    }
+  }
+  return cl::NDRange(lx, 1);
+}
+
 void BandContext::enqueue(cl::Kernel& kernel, std::size_t x_items, std::size_t rows,
                           const std::string& what) {
   if (x_items == 0 || rows == 0) return;
   cl::Event event;
   try {
     device_.queue().enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(x_items, rows),
-                                         cl::NullRange, nullptr, &event);
+                                         local_size(x_items), nullptr, &event);
   } catch (const cl::Error& e) {
     throw Error(e.err(), "clEnqueueNDRangeKernel", "running " + what + " on " +
                                                        device_.info().name);

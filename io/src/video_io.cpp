@@ -338,6 +338,7 @@ struct VideoReader::Impl {
   VideoInfo info;
   std::vector<StreamInfo> streams;
   std::vector<bool> kept;  // per input stream: its packets are queued
+  std::mutex pending_mutex;  // take_packets() may run on another thread than read()
   std::deque<StreamPacket> pending;
 
   std::int64_t origin = 0;  // the stream's first timestamp: --start counts from it
@@ -626,6 +627,7 @@ void VideoReader::Impl::feed() {
       AVPacket* copy = av_packet_alloc();
       if (!copy) throw std::bad_alloc();
       av_packet_move_ref(copy, packet.get());
+      std::lock_guard lock(pending_mutex);
       pending.emplace_back(copy, index, to_rational(st->time_base));
     }
   }
@@ -662,6 +664,8 @@ void VideoReader::Impl::convert(Frame& frame) {
 bool VideoReader::Impl::take_frame(Frame& frame, std::int64_t& pts) {
   std::int64_t t = decoded->best_effort_timestamp;
   if (t == AV_NOPTS_VALUE) t = next_pts();
+  // Some files repeat a timestamp; frames handed out keep strictly increasing ones.
+  if (last_pts != AV_NOPTS_VALUE && t <= last_pts) t = last_pts + 1;
   const bool damaged = (decoded->flags & AV_FRAME_FLAG_CORRUPT) || decoded->decode_error_flags ||
                        suspect_next || !log.take().empty();
   suspect_next = false;
@@ -723,6 +727,7 @@ void VideoReader::Impl::end_of_range(bool reached_end_of_file) {
   // Packets of the other streams past the last frame do not belong to the range.
   if (last_pts != AV_NOPTS_VALUE) {
     const std::int64_t cut = std::min(end_pts, last_pts + frame_step);
+    std::lock_guard lock(pending_mutex);
     std::erase_if(pending, [&](const StreamPacket& p) {
       return p.pts() != AV_NOPTS_VALUE &&
              av_rescale_q(p.pts(), to_av(p.time_base()), time_base) >= cut;
@@ -785,6 +790,7 @@ const VideoInfo& VideoReader::info() const { return impl_->info; }
 const std::vector<StreamInfo>& VideoReader::streams() const { return impl_->streams; }
 bool VideoReader::read(Frame& frame, std::int64_t& pts) { return impl_->read(frame, pts); }
 std::vector<StreamPacket> VideoReader::take_packets() {
+  std::lock_guard lock(impl_->pending_mutex);
   std::vector<StreamPacket> out(std::make_move_iterator(impl_->pending.begin()),
                                 std::make_move_iterator(impl_->pending.end()));
   impl_->pending.clear();
@@ -856,6 +862,7 @@ struct VideoWriter::Impl {
   std::int64_t last_encoder_pts = AV_NOPTS_VALUE;
   std::string codec_name;
   std::string pix_fmt_name;
+  std::vector<std::string> left_out;
   int width = 0, height = 0;
 
   Impl(const fs::path& p, const VideoInfo& video, const AVFormatContext* source,
@@ -960,14 +967,22 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
                                                                 : container->data_codec;
         const int q = y4m ? -1 : avformat_query_codec(container, in->codecpar->codec_id,
                                                       FF_COMPLIANCE_NORMAL);
-        if (q == 0) {
-          throw Error(what() + "the " + container_name + " container cannot hold the " +
-                      kind_name(type) + " stream #" + std::to_string(si.index) + " (" +
-                      avcodec_get_name(in->codecpar->codec_id) +
-                      ") that would be copied (choose another container, or leave the other "
+        const std::string stream = std::string(kind_name(type)) + " stream #" +
+                                   std::to_string(si.index) + " (" +
+                                   avcodec_get_name(in->codecpar->codec_id) + ")";
+        // Audio and subtitles are content: losing them is an error. A container with no codec of
+        // that kind at all (YUV4MPEG2 is video only) and data streams (timecodes, sensor
+        // metadata) the container cannot hold are left out, as ffmpeg does, and said so.
+        if (q == 0 && type != AVMEDIA_TYPE_DATA) {
+          throw Error(what() + "the " + container_name + " container cannot hold the " + stream +
+                      " that would be copied (choose another container, or leave the other "
                       "streams out)");
         }
-        if (q > 0 || usual != AV_CODEC_ID_NONE) to_copy.push_back(in);
+        if (q <= 0 && (usual == AV_CODEC_ID_NONE || type == AVMEDIA_TYPE_DATA)) {
+          left_out.push_back(stream + ": the " + container_name + " container cannot hold it");
+          continue;
+        }
+        to_copy.push_back(in);
       }
     }
 
@@ -1060,12 +1075,25 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
     }
     video_stream->time_base = encoder_time_base;
     if (video.frame_rate.valid()) video_stream->avg_frame_rate = rate;
-    if (video.display_matrix) {
-      set_display_matrix(video_stream, *video.display_matrix);
-    } else if (video.rotation % 360 != 0) {
-      std::array<std::int32_t, 9> m;
-      av_display_rotation_set(m.data(), video.rotation);  // clockwise, as av_display_rotation_get's negative
-      set_display_matrix(video_stream, m);
+    std::optional<std::array<std::int32_t, 9>> matrix = video.display_matrix;
+    if (!matrix && video.rotation % 360 != 0) {
+      matrix.emplace();
+      av_display_rotation_set(matrix->data(), video.rotation);  // clockwise, as the reader's
+    }
+    if (matrix) {
+      set_display_matrix(video_stream, *matrix);
+      // MP4 and MOV store it; Matroska from FFmpeg 6 on (as a projection pose); others never.
+      static const char* holders[] = {"mp4", "mov", "3gp", "3g2", "ipod", "psp", "ismv", "f4v"};
+      const bool held = std::any_of(std::begin(holders), std::end(holders),
+                                    [&](const char* h) { return container_name == h; }) ||
+                        ((container_name == "matroska" || container_name == "webm") &&
+                         LIBAVFORMAT_VERSION_MAJOR >= 60);
+      std::array<std::int32_t, 9> identity;
+      av_display_rotation_set(identity.data(), 0);
+      if (!held && *matrix != identity) {
+        left_out.push_back("the display rotation (" + std::to_string(video.rotation) +
+                           " degrees): the " + container_name + " container cannot store it");
+      }
     }
     if (source) {
       av_dict_copy(&out->metadata, source->metadata, 0);
@@ -1267,6 +1295,7 @@ void VideoWriter::abort() noexcept { impl_->abort(); }
 const std::string& VideoWriter::codec() const { return impl_->codec_name; }
 const std::string& VideoWriter::pixel_format() const { return impl_->pix_fmt_name; }
 std::int64_t VideoWriter::frames_written() const { return impl_->frames; }
+const std::vector<std::string>& VideoWriter::left_out() const { return impl_->left_out; }
 
 bool is_video_path(const fs::path& path) {
   if (path == "-") return true;

@@ -65,6 +65,8 @@ class BandContext {
   /// Enqueues `kernel` over (groups of `x_items` along rows, `rows`) and records its event.
   void enqueue(cl::Kernel& kernel, std::size_t x_items, std::size_t rows,
                const std::string& what);
+  /// The work-group size enqueue() uses for `x_items` along rows (NullRange: the driver's).
+  cl::NDRange local_size(std::size_t x_items) const;
 
  private:
   Device& device_;

@@ -135,20 +135,23 @@ class VideoReader {
   VideoReader& operator=(VideoReader&&) noexcept;
 
   const VideoInfo& info() const;
-  /// The other streams (audio, subtitles, data; attachments are left out), in file order.
+  /// The other streams (audio, subtitles, data; attachments and cover art are left out), in
+  /// file order.
   const std::vector<StreamInfo>& streams() const;
 
   /// Decodes the next frame into `frame` (RGBA8, converted with swscale; an empty frame is
   /// allocated, otherwise it must be rgba8 of info()'s size; rows are written at frame.pitch()
   /// apart, so the frame may be one made for the devices) and its timestamp, in info().time_base
-  /// units, into `pts`. Returns false at the end of the stream or of the requested range.
+  /// units, into `pts` (as in the file; strictly increasing, a repeated one nudged by a tick).
+  /// Returns false at the end of the stream or of the requested range.
   /// A frame that cannot be decoded throws Error("... at frame N (T s): ...") with N counted from
   /// 0 in display order from the start of the range, or with on_error = skip is left out. A file
   /// that ends before the length it states (truncated) is an error too.
   bool read(Frame& frame, std::int64_t& pts);
 
   /// Packets of the other streams demuxed so far, in file order, when options.keep_packets is
-  /// set: those outside the requested time range are dropped.
+  /// set: those outside the requested time range are dropped. May be called from another thread
+  /// while read() runs (a decode stage ahead of an encode stage); nothing else may.
   std::vector<StreamPacket> take_packets();
 
   /// Frames returned by read() so far.
@@ -165,9 +168,9 @@ class VideoReader {
 };
 
 struct VideoWriterOptions {
-  /// An encoder ("libx264", "ffv1", "mpeg4", "rawvideo") or a codec ("h264"). Empty chooses by
-  /// container: libx264 for .mp4, .mov and .mkv (mpeg4 when FFmpeg lacks libx264), rawvideo for
-  /// .y4m, and FFmpeg's default for the others.
+  /// An encoder ("libx264", "ffv1", "mpeg4") or a codec ("h264"). Empty chooses by container:
+  /// libx264 for .mp4, .mov and .mkv (mpeg4 when FFmpeg lacks libx264), raw pictures for .y4m
+  /// (wrapped_avframe, which FFmpeg 5's muxer requires), and FFmpeg's default for the others.
   std::string codec;
   /// Constant-quality factor for encoders that have one (libx264: 0..51, lower is better);
   /// -1 keeps the encoder's default.
@@ -201,7 +204,8 @@ class VideoWriter {
   VideoWriter(const std::filesystem::path& path, const VideoInfo& video,
               VideoWriterOptions options = {});
   /// As above with `source`'s video stream, copying its other streams (metadata, language,
-  /// dispositions) when options.copy_streams; the source must keep its packets then.
+  /// dispositions) when options.copy_streams; the source must keep its packets then. An audio or
+  /// subtitle stream the container cannot hold is an error (left_out() lists the rest).
   VideoWriter(const std::filesystem::path& path, const VideoReader& source,
               VideoWriterOptions options = {});
   /// Aborts when neither finish() nor abort() was called.
@@ -227,6 +231,10 @@ class VideoWriter {
   const std::string& codec() const;
   const std::string& pixel_format() const;
   std::int64_t frames_written() const;
+  /// One line per thing of the source the container has no place for, so it is not written:
+  /// data streams it cannot hold, audio or subtitles where it holds none at all (YUV4MPEG2), a
+  /// display rotation it cannot store (FFmpeg 5 stores it in MP4 and MOV only).
+  const std::vector<std::string>& left_out() const;
 
  private:
   struct Impl;

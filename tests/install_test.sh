@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Installs tandem into a temporary prefix, then builds and runs the example projects (copied out of
+# the source tree) and a one-file pkg-config build against that prefix only.
+# Usage: install_test.sh CMAKE BUILD_DIR SOURCE_DIR LIBDIR CXX GENERATOR PKG_CONFIG
+set -euo pipefail
+cmake=$1 build_dir=$2 source_dir=$3 libdir=$4 cxx=$5 generator=$6 pkg_config=$7
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tandem-install-test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+prefix=$tmp/prefix
+export TANDEM_CACHE_DIR=${TANDEM_CACHE_DIR:-$tmp/cache}
+fail() { echo "install_test: FAIL: $*" >&2; exit 1; }
+
+"$cmake" --install "$build_dir" --prefix "$prefix" > "$tmp/install.log" || {
+  cat "$tmp/install.log"; fail "cmake --install"; }
+for f in include/tandem/tandem.hpp include/tandem/pipeline.hpp "$libdir/libtandem.so" \
+         "$libdir/cmake/tandem/tandemConfig.cmake" "$libdir/cmake/tandem/tandemConfigVersion.cmake" \
+         "$libdir/cmake/tandem/tandemTargets.cmake" "$libdir/pkgconfig/tandem.pc"; do
+  [[ -e $prefix/$f ]] || fail "$f was not installed"
+done
+# libtandem.so -> libtandem.so.MAJOR (the SONAME) -> libtandem.so.MAJOR.MINOR.PATCH
+soname=$(objdump -p "$prefix/$libdir/libtandem.so" | awk '$1 == "SONAME" {print $2}')
+[[ -n $soname && -L $prefix/$libdir/libtandem.so && -e $prefix/$libdir/$soname ]] ||
+  fail "libtandem.so has no SONAME link (SONAME '$soname')"
+# Nothing installed may point back into the source or build tree.
+if grep -rlF -e "$source_dir" -e "$build_dir" "$prefix/$libdir/cmake" "$prefix/$libdir/pkgconfig"; then
+  fail "installed package files refer to the source or build tree"
+fi
+
+# The command line (installed when built with OpenCV) finds the library through its RPATH.
+if [[ -e $prefix/bin/tandem ]]; then
+  [[ $(env -u LD_LIBRARY_PATH "$prefix/bin/tandem" --version) == *0.* ]] ||
+    fail "the installed bin/tandem does not run"
+fi
+
+# README's "Using tandem from C++" shows examples/process_image in full: it must not drift.
+for file in CMakeLists.txt main.cpp; do
+  awk -v header="\`$file\`:" '$0 == header { found = 1; next }
+       found && /^```/ { if (inside) exit; inside = 1; next }
+       inside { print }' "$source_dir/README.md" > "$tmp/readme-$file"
+  cmp -s "$tmp/readme-$file" "$source_dir/examples/process_image/$file" ||
+    fail "README.md's $file differs from examples/process_image/$file"
+done
+
+# Each example as a project of its own, outside the source tree, finding tandem in the prefix only.
+build_example() {
+  local name=$1
+  cp -r "$source_dir/examples/$name" "$tmp/$name-src"
+  if ! { "$cmake" -S "$tmp/$name-src" -B "$tmp/$name" -G "$generator" -DCMAKE_CXX_COMPILER="$cxx" \
+           -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF &&
+         "$cmake" --build "$tmp/$name"; } > "$tmp/$name.log" 2>&1; then
+    cat "$tmp/$name.log"; fail "building examples/$name"
+  fi
+  local found
+  found=$(sed -n 's/^tandem_DIR:PATH=//p' "$tmp/$name/CMakeCache.txt")
+  [[ $found == "$prefix"/* ]] || fail "examples/$name found tandem at '$found', not in $prefix"
+}
+
+build_example process_image
+# Runs without LD_LIBRARY_PATH: CMake gives the build tree an RPATH to the imported library.
+"$tmp/process_image/process_image" > "$tmp/process_image.out" || {
+  cat "$tmp/process_image.out"; fail "examples/process_image exited with $?"; }
+cat "$tmp/process_image.out"
+grep -q '8 frames' "$tmp/process_image.out" || fail "process_image did not run 8 frames"
+# The devices' shares of the rows must add up to 1 (printed to 3 decimals: 1e-3 per device).
+awk '/^device .*share/ { for (i = 1; i < NF; ++i) if ($i == "share") { sum += $(i + 1) + 0; n++ } }
+     END { if (n < 1 || sum < 1 - 1e-3 * n || sum > 1 + 1e-3 * n) exit 1 }' \
+  "$tmp/process_image.out" || fail "process_image's device shares do not add up to 1"
+
+build_example build_graph
+"$tmp/build_graph/build_graph" > "$tmp/build_graph.out" || {
+  cat "$tmp/build_graph.out"; fail "examples/build_graph exited non-zero"; }
+cat "$tmp/build_graph.out"
+grep -qx 'graph: .*split.*gaussian=.*blend=.*' "$tmp/build_graph.out" ||
+  fail "build_graph did not print its graph"
+
+# pkg-config: one file, one command line.
+if [[ -z $pkg_config ]]; then
+  echo "install_test: OK (no pkg-config program: tandem.pc was installed but not tried)"
+  exit 0
+fi
+cat > "$tmp/pc_main.cpp" <<'CPP'
+#include <cstdio>
+#include <tandem/tandem.hpp>
+int main() {
+  std::printf("%s %s\n", tandem::version(), tandem::Graph::parse("saturation=1.3").to_string().c_str());
+}
+CPP
+flags=$(PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig" "$pkg_config" --cflags --libs tandem) ||
+  fail "pkg-config does not know tandem"
+# shellcheck disable=SC2086
+"$cxx" -std=c++20 "$tmp/pc_main.cpp" -o "$tmp/pc_main" $flags || fail "pkg-config build: $flags"
+out=$(LD_LIBRARY_PATH="$prefix/$libdir" "$tmp/pc_main") || fail "pkg-config program exited non-zero"
+echo "pkg-config program: $out"
+version=$(sed -n 's/^Version: //p' "$prefix/$libdir/pkgconfig/tandem.pc")
+[[ $out == "$version saturation=amount=1.3" || $out == "$version saturation=1.3" ]] ||
+  fail "pkg-config program printed '$out'"
+echo "install_test: OK"
