@@ -37,8 +37,8 @@ std::string quote(const fs::path& p) {
 
 // Runs the ffmpeg program quietly; true when it succeeded.
 bool ffmpeg(const std::string& args) {
-  const std::string cmd = std::string(TANDEM_FFMPEG_PROGRAM) +
-                          " -nostdin -hide_banner -loglevel error -y " + args;
+  const std::string cmd =
+      std::string(TANDEM_FFMPEG_PROGRAM) + " -nostdin -hide_banner -loglevel error -y " + args;
   const int rc = std::system(cmd.c_str());
   if (rc != 0) ADD_FAILURE() << "failed (" << rc << "): " << cmd;
   return rc == 0;
@@ -63,9 +63,9 @@ std::string ffprobe() {
 
 // Per-packet checksums of one kind of stream, copied out by ffmpeg: timestamps, sizes and MD5s.
 std::vector<std::string> packet_md5s(const fs::path& file, const std::string& map) {
-  const std::string text = capture(std::string(TANDEM_FFMPEG_PROGRAM) +
-                                   " -nostdin -hide_banner -loglevel error -i " + quote(file) +
-                                   " -map 0:" + map + " -c copy -f framemd5 -");
+  const std::string text =
+      capture(std::string(TANDEM_FFMPEG_PROGRAM) + " -nostdin -hide_banner -loglevel error -i " +
+              quote(file) + " -map 0:" + map + " -c copy -f framemd5 -");
   std::vector<std::string> lines;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
@@ -101,7 +101,8 @@ Decoded read_all(const fs::path& path, VideoReaderOptions options = {}) {
 int max_difference(const Frame& a, const Frame& b) {
   int worst = 0;
   for (int y = 0; y < a.height(); ++y) {
-    for (int x = 0; x < a.width() * 4; ++x) worst = std::max(worst, std::abs(a.row(y)[x] - b.row(y)[x]));
+    for (int x = 0; x < a.width() * 4; ++x)
+      worst = std::max(worst, std::abs(a.row(y)[x] - b.row(y)[x]));
   }
   return worst;
 }
@@ -166,10 +167,13 @@ class VideoIo : public ::testing::Test {
     std::ofstream(srt) << "1\n00:00:00,200 --> 00:00:00,800\nfirst\n\n"
                           "2\n00:00:01,000 --> 00:00:01,500\nsecond\n";
     const fs::path out = dir_ / "source.mkv";
-    EXPECT_TRUE(ffmpeg("-f lavfi -i testsrc=size=320x240:rate=25 -f lavfi -i "
-                       "sine=frequency=440:sample_rate=48000 -i " + quote(srt) +
-                       " -map 0:v -map 1:a -map 2:s -t 2 -c:v ffv1 -level 3 -slicecrc 1 "
-                       "-c:a pcm_s16le -c:s srt -metadata:s:a language=eng " + quote(out)));
+    EXPECT_TRUE(
+        ffmpeg("-f lavfi -i testsrc=size=320x240:rate=25 -f lavfi -i "
+               "sine=frequency=440:sample_rate=48000 -i " +
+               quote(srt) +
+               " -map 0:v -map 1:a -map 2:s -t 2 -c:v ffv1 -level 3 -slicecrc 1 "
+               "-c:a pcm_s16le -c:s srt -metadata:s:a language=eng " +
+               quote(out)));
     return out;
   }
 
@@ -373,7 +377,8 @@ TEST_F(VideoIo, OddSizeAndRotation) {
     EXPECT_TRUE(left_out.empty());
   } else {
     ASSERT_EQ(left_out.size(), 1u);
-    EXPECT_EQ(left_out[0], "the display rotation (90 degrees): the matroska container cannot store it");
+    EXPECT_EQ(left_out[0],
+              "the display rotation (90 degrees): the matroska container cannot store it");
   }
 }
 
@@ -446,8 +451,10 @@ TEST_F(VideoIo, Y4mThroughPipes) {
 // Byte offsets of a file's video packets, from ffprobe.
 std::vector<std::size_t> video_packet_offsets(const fs::path& file,
                                               std::vector<std::size_t>* sizes = nullptr) {
-  const std::string csv = capture(ffprobe() + " -v error -select_streams v -show_entries "
-                                  "packet=pos,size -of csv=p=0 " + quote(file));
+  const std::string csv = capture(ffprobe() +
+                                  " -v error -select_streams v -show_entries "
+                                  "packet=pos,size -of csv=p=0 " +
+                                  quote(file));
   std::vector<std::size_t> offsets;
   std::istringstream in(csv);
   for (std::string line; std::getline(in, line);) {
@@ -503,8 +510,10 @@ TEST_F(VideoIo, TruncatedFile) {
   // MP4 with its index first, cut exactly between two frames: every packet read is whole, and
   // only the length the file states shows that half of it is missing.
   const fs::path mp4 = dir_ / "fast.mp4";
-  ASSERT_TRUE(ffmpeg("-f lavfi -i testsrc=size=160x120:rate=25 -t 2 -c:v mpeg4 -movflags "
-                     "+faststart " + quote(mp4)));
+  ASSERT_TRUE(
+      ffmpeg("-f lavfi -i testsrc=size=160x120:rate=25 -t 2 -c:v mpeg4 -movflags "
+             "+faststart " +
+             quote(mp4)));
   const std::vector<std::size_t> offsets = video_packet_offsets(mp4);
   ASSERT_EQ(offsets.size(), 50u);
   fs::resize_file(mp4, offsets[25]);
@@ -535,7 +544,8 @@ TEST_F(VideoIo, CorruptMiddle) {
   overwrite(bad, fs::file_size(bad) / 2, 4096, 7);
   const std::string stop = error_of([&] { read_all(bad); });
   EXPECT_EQ(stop.rfind("cannot decode '" + bad.string() + "' at frame ", 0), 0u) << stop;
-  const int at = std::atoi(stop.c_str() + std::strlen("cannot decode '' at frame ") + bad.string().size());
+  const int at =
+      std::atoi(stop.c_str() + std::strlen("cannot decode '' at frame ") + bad.string().size());
   EXPECT_GT(at, 10) << stop;
   EXPECT_LT(at, 40) << stop;
 
@@ -604,8 +614,9 @@ TEST_F(VideoIo, BadInputs) {
                 "': not a media file FFmpeg can read, or it is truncated or corrupt");
   const fs::path audio = dir_ / "audio.mka";
   ASSERT_TRUE(ffmpeg("-f lavfi -i sine -t 0.5 -c:a pcm_s16le " + quote(audio)));
-  EXPECT_EQ(error_of([&] { VideoReader r(audio); }),
-            "cannot read '" + audio.string() + "': it has no video stream (it has audio (pcm_s16le))");
+  EXPECT_EQ(
+      error_of([&] { VideoReader r(audio); }),
+      "cannot read '" + audio.string() + "': it has no video stream (it has audio (pcm_s16le))");
 }
 
 TEST_F(VideoIo, BadOutputsLeaveNothing) {
@@ -619,7 +630,8 @@ TEST_F(VideoIo, BadOutputsLeaveNothing) {
             "cannot write '" + (out / "a.mp4").string() +
                 "': the mp4 container cannot hold ffv1 video (choose another codec or container)");
   EXPECT_EQ(refused(out / "a.mkv", {.codec = "subrip"}),
-            "cannot write '" + (out / "a.mkv").string() + "': 'subrip' is a subtitle codec, not a video one");
+            "cannot write '" + (out / "a.mkv").string() +
+                "': 'subrip' is a subtitle codec, not a video one");
   EXPECT_EQ(refused(out / "a.mkv", {.codec = "nonsense"}),
             "cannot write '" + (out / "a.mkv").string() +
                 "': unknown codec 'nonsense' (ffmpeg -encoders lists them)");
@@ -688,6 +700,30 @@ TEST_F(VideoIo, AbortRemovesOrKeepsPartial) {
     }
     EXPECT_GT(packet_md5s(out, "a").size(), 10u);
   }
+}
+
+TEST_F(VideoIo, NamesThatLookLikeProtocolsAreFiles) {
+  // "concat:" and "pipe:" are FFmpeg protocols; relative file names with them stay file names.
+  const fs::path src = source();
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir_);
+  fs::copy_file(src, "concat:clip.mkv");
+  std::int64_t frames = 0;
+  std::string failure;
+  try {
+    VideoReader reader("concat:clip.mkv");
+    VideoWriter writer("pipe:1.mkv", reader.info(), {.codec = "ffv1"});
+    Frame frame;
+    std::int64_t pts;
+    while (reader.read(frame, pts)) writer.write(frame, pts);
+    writer.finish();
+    frames = read_all("pipe:1.mkv").frames.size();
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  fs::current_path(cwd);
+  EXPECT_EQ(failure, "");
+  EXPECT_EQ(frames, 50);
 }
 
 TEST(VideoPaths, Recognised) {

@@ -81,6 +81,7 @@ struct RunOptions {
   std::string on_error = "stop";
   std::string progress = "auto";
   bool keep_partial = false;
+  bool no_copy = false;
 };
 
 std::atomic<bool> g_interrupted{false};
@@ -252,7 +253,11 @@ int run_video(const RunOptions& o) {
   wo.bitrate = o.bitrate;
   wo.pix_fmt = o.pix_fmt;
   wo.keep_partial = o.keep_partial;
+  wo.copy_streams = !o.no_copy;
   tandem::VideoWriter writer(o.output, reader, wo);
+  for (const auto& what : writer.left_out()) {
+    std::fprintf(stderr, "tandem: not written: %s\n", what.c_str());
+  }
 
   std::int64_t total = info.frame_count;
   if (total <= 0 && info.duration > 0 && info.frame_rate.valid()) {
@@ -341,6 +346,8 @@ int main(int argc, char** argv) {
   app.add_option("--progress", o.progress,
                  "auto (a bar on a terminal), json (one line per update on stderr) or none")
       ->capture_default_str()->group(video);
+  app.add_flag("--no-copy", o.no_copy, "Write the video alone: leave audio, subtitles and data out")
+      ->group(video);
   app.add_flag("--keep-partial", o.keep_partial,
                "On Ctrl-C or an error, keep what was written as a playable file")->group(video);
 #endif

@@ -37,7 +37,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// ---- FFmpeg's log: silenced, and its error lines kept for the Error a reader or writer throws ----
+// ---- FFmpeg's log: silenced, its error lines kept for the Error a reader or writer throws ----
 
 // Error lines FFmpeg logged on behalf of one reader or writer.
 class LogSink {
@@ -187,8 +187,12 @@ FramePtr new_frame() {
   return f;
 }
 
-Rational to_rational(AVRational r) { return {r.num, r.den}; }
-AVRational to_av(Rational r) { return {r.num, r.den}; }
+Rational to_rational(AVRational r) {
+  return {r.num, r.den};
+}
+AVRational to_av(Rational r) {
+  return {r.num, r.den};
+}
 
 std::string seconds_text(double seconds) {
   char buf[32];
@@ -203,12 +207,18 @@ std::string lower(std::string s) {
 
 const char* kind_name(AVMediaType type) {
   switch (type) {
-    case AVMEDIA_TYPE_VIDEO: return "video";
-    case AVMEDIA_TYPE_AUDIO: return "audio";
-    case AVMEDIA_TYPE_SUBTITLE: return "subtitle";
-    case AVMEDIA_TYPE_DATA: return "data";
-    case AVMEDIA_TYPE_ATTACHMENT: return "attachment";
-    default: return "unknown";
+    case AVMEDIA_TYPE_VIDEO:
+      return "video";
+    case AVMEDIA_TYPE_AUDIO:
+      return "audio";
+    case AVMEDIA_TYPE_SUBTITLE:
+      return "subtitle";
+    case AVMEDIA_TYPE_DATA:
+      return "data";
+    case AVMEDIA_TYPE_ATTACHMENT:
+      return "attachment";
+    default:
+      return "unknown";
   }
 }
 
@@ -225,14 +235,20 @@ bool is_full_range_yuvj(AVPixelFormat f) {
 // The YCbCr matrix of a stream; unmarked ones follow what players assume: BT.709 from 720 lines.
 int sws_matrix(AVColorSpace space, int height) {
   switch (space) {
-    case AVCOL_SPC_BT709: return SWS_CS_ITU709;
-    case AVCOL_SPC_FCC: return SWS_CS_FCC;
+    case AVCOL_SPC_BT709:
+      return SWS_CS_ITU709;
+    case AVCOL_SPC_FCC:
+      return SWS_CS_FCC;
     case AVCOL_SPC_BT470BG:
-    case AVCOL_SPC_SMPTE170M: return SWS_CS_ITU601;
-    case AVCOL_SPC_SMPTE240M: return SWS_CS_SMPTE240M;
+    case AVCOL_SPC_SMPTE170M:
+      return SWS_CS_ITU601;
+    case AVCOL_SPC_SMPTE240M:
+      return SWS_CS_SMPTE240M;
     case AVCOL_SPC_BT2020_NCL:
-    case AVCOL_SPC_BT2020_CL: return SWS_CS_BT2020;
-    default: return height >= 720 ? SWS_CS_ITU709 : SWS_CS_ITU601;
+    case AVCOL_SPC_BT2020_CL:
+      return SWS_CS_BT2020;
+    default:
+      return height >= 720 ? SWS_CS_ITU709 : SWS_CS_ITU601;
   }
 }
 
@@ -280,7 +296,8 @@ double parse_duration_tag(const char* text) {
 
 // Seconds the video stream lasts as the file states it; 0 when it does not.
 double stated_duration(const AVFormatContext* fmt, const AVStream* st) {
-  if (st->duration != AV_NOPTS_VALUE && st->duration > 0) return st->duration * av_q2d(st->time_base);
+  if (st->duration != AV_NOPTS_VALUE && st->duration > 0)
+    return st->duration * av_q2d(st->time_base);
   if (const AVDictionaryEntry* e = av_dict_get(st->metadata, "DURATION", nullptr, 0)) {
     if (const double d = parse_duration_tag(e->value); d > 0) return d;
   }
@@ -293,7 +310,9 @@ double stated_duration(const AVFormatContext* fmt, const AVStream* st) {
   return 0;
 }
 
-bool is_cover_art(const AVStream* st) { return st->disposition & AV_DISPOSITION_ATTACHED_PIC; }
+bool is_cover_art(const AVStream* st) {
+  return st->disposition & AV_DISPOSITION_ATTACHED_PIC;
+}
 
 }  // namespace
 
@@ -314,12 +333,18 @@ StreamPacket& StreamPacket::operator=(StreamPacket&& other) noexcept {
   }
   return *this;
 }
-StreamPacket::~StreamPacket() { av_packet_free(&packet_); }
+StreamPacket::~StreamPacket() {
+  av_packet_free(&packet_);
+}
 std::int64_t StreamPacket::pts() const {
   return packet_ ? packet_->pts : std::numeric_limits<std::int64_t>::min();
 }
-const std::uint8_t* StreamPacket::data() const { return packet_ ? packet_->data : nullptr; }
-std::size_t StreamPacket::size() const { return packet_ ? static_cast<std::size_t>(packet_->size) : 0; }
+const std::uint8_t* StreamPacket::data() const {
+  return packet_ ? packet_->data : nullptr;
+}
+std::size_t StreamPacket::size() const {
+  return packet_ ? static_cast<std::size_t>(packet_->size) : 0;
+}
 
 // ---- VideoReader ----
 
@@ -337,7 +362,7 @@ struct VideoReader::Impl {
   std::int64_t frame_step = 1;  // one frame in time_base units, for frames without timestamps
   VideoInfo info;
   std::vector<StreamInfo> streams;
-  std::vector<bool> kept;  // per input stream: its packets are queued
+  std::vector<bool> kept;    // per input stream: its packets are queued
   std::mutex pending_mutex;  // take_packets() may run on another thread than read()
   std::deque<StreamPacket> pending;
 
@@ -413,12 +438,15 @@ void VideoReader::Impl::open(const fs::path& path) {
 
   AVFormatContext* ctx = nullptr;
   const AVInputFormat* forced = from_stdin ? av_find_input_format("yuv4mpegpipe") : nullptr;
-  int r = avformat_open_input(&ctx, from_stdin ? "pipe:0" : path.c_str(), forced, nullptr);
+  // "file:" keeps a name such as "http:x" or "concat:a|b" a local file name.
+  const std::string url = from_stdin ? "pipe:0" : "file:" + path.string();
+  int r = avformat_open_input(&ctx, url.c_str(), forced, nullptr);
   if (r < 0) {
     if (r == AVERROR_INVALIDDATA) {
       log.take();
-      throw Error(what + (from_stdin ? "not a YUV4MPEG2 stream"
-                                     : "not a media file FFmpeg can read, or it is truncated or corrupt"));
+      throw Error(what + (from_stdin
+                              ? "not a YUV4MPEG2 stream"
+                              : "not a media file FFmpeg can read, or it is truncated or corrupt"));
     }
     throw Error(what + explain(log, r));
   }
@@ -472,7 +500,8 @@ void VideoReader::Impl::open(const fs::path& path) {
 
   info.width = st->codecpar->width;
   info.height = st->codecpar->height;
-  if (info.width <= 0 || info.height <= 0) throw Error(what + "the video stream has no picture size");
+  if (info.width <= 0 || info.height <= 0)
+    throw Error(what + "the video stream has no picture size");
   const AVRational rate = av_guess_frame_rate(ctx, st, nullptr);
   if (rate.num > 0 && rate.den > 0) info.frame_rate = to_rational(rate);
   info.time_base = to_rational(time_base);
@@ -488,7 +517,8 @@ void VideoReader::Impl::open(const fs::path& path) {
   info.display_matrix = display_matrix_of(st);
   if (info.display_matrix) {
     const double ccw = av_display_rotation_get(info.display_matrix->data());
-    if (std::isfinite(ccw)) info.rotation = ((-static_cast<int>(std::lround(ccw))) % 360 + 360) % 360;
+    if (std::isfinite(ccw))
+      info.rotation = ((-static_cast<int>(std::lround(ccw))) % 360 + 360) % 360;
   }
   info.codec = avcodec_get_name(st->codecpar->codec_id);
   const char* pix = av_get_pix_fmt_name(static_cast<AVPixelFormat>(st->codecpar->format));
@@ -502,9 +532,9 @@ void VideoReader::Impl::open(const fs::path& path) {
   for (unsigned i = 0; i < ctx->nb_streams; ++i) {
     AVStream* s = ctx->streams[i];
     const AVMediaType type = s->codecpar->codec_type;
-    const bool other = static_cast<int>(i) != video && !is_cover_art(s) &&
-                       (type == AVMEDIA_TYPE_AUDIO || type == AVMEDIA_TYPE_SUBTITLE ||
-                        type == AVMEDIA_TYPE_DATA);
+    const bool other =
+        static_cast<int>(i) != video && !is_cover_art(s) &&
+        (type == AVMEDIA_TYPE_AUDIO || type == AVMEDIA_TYPE_SUBTITLE || type == AVMEDIA_TYPE_DATA);
     if (other) {
       StreamInfo si;
       si.index = static_cast<int>(i);
@@ -609,7 +639,8 @@ void VideoReader::Impl::feed() {
     const int s = avcodec_send_packet(decoder.get(), packet.get());
     av_packet_unref(packet.get());
     if (s < 0 && s != AVERROR(EAGAIN) && s != AVERROR_EOF) {
-      problem("the " + std::string(decoder->codec->name) + " decoder failed: " + explain(log, s), true);
+      problem("the " + std::string(decoder->codec->name) + " decoder failed: " + explain(log, s),
+              true);
     } else if (!log.take().empty()) {
       suspect_next = true;  // the decoder complained but gave no error: its next frame is damaged
     }
@@ -643,12 +674,12 @@ void VideoReader::Impl::convert(Frame& frame) {
                 std::to_string(frame.width()) + "x" + std::to_string(frame.height()));
   }
   const auto source = static_cast<AVPixelFormat>(decoded->format);
-  sws = sws_getCachedContext(sws, w, h, source, w, h, AV_PIX_FMT_RGBA, kSwsFlags, nullptr,
-                             nullptr, nullptr);
+  sws = sws_getCachedContext(sws, w, h, source, w, h, AV_PIX_FMT_RGBA, kSwsFlags, nullptr, nullptr,
+                             nullptr);
   if (!sws) {
     const char* n = av_get_pix_fmt_name(source);
-    throw Error("cannot decode '" + name + "': cannot convert pixel format " +
-                (n ? n : "unknown") + " to RGBA");
+    throw Error("cannot decode '" + name + "': cannot convert pixel format " + (n ? n : "unknown") +
+                " to RGBA");
   }
   if (is_yuv(source)) {
     const bool full = decoded->color_range == AVCOL_RANGE_JPEG || is_full_range_yuvj(source);
@@ -739,9 +770,9 @@ void VideoReader::Impl::end_of_range(bool reached_end_of_file) {
   // frames) of slack keeps streams whose last frame lasts longer than the others from failing.
   const double step = frame_step * av_q2d(time_base);
   const double got = last_pts == AV_NOPTS_VALUE ? 0.0 : seconds(last_pts) + step;
-  const double expected = std::min(info.duration, options.duration > 0
-                                                      ? options.start + options.duration
-                                                      : std::numeric_limits<double>::max());
+  const double expected =
+      std::min(info.duration, options.duration > 0 ? options.start + options.duration
+                                                   : std::numeric_limits<double>::max());
   if (got < expected - std::max(0.5, 3 * step)) {
     problem("the file is truncated (it says the video lasts " + seconds_text(info.duration) + ")",
             false);
@@ -786,9 +817,15 @@ VideoReader::VideoReader(const fs::path& path, VideoReaderOptions options)
 VideoReader::~VideoReader() = default;
 VideoReader::VideoReader(VideoReader&&) noexcept = default;
 VideoReader& VideoReader::operator=(VideoReader&&) noexcept = default;
-const VideoInfo& VideoReader::info() const { return impl_->info; }
-const std::vector<StreamInfo>& VideoReader::streams() const { return impl_->streams; }
-bool VideoReader::read(Frame& frame, std::int64_t& pts) { return impl_->read(frame, pts); }
+const VideoInfo& VideoReader::info() const {
+  return impl_->info;
+}
+const std::vector<StreamInfo>& VideoReader::streams() const {
+  return impl_->streams;
+}
+bool VideoReader::read(Frame& frame, std::int64_t& pts) {
+  return impl_->read(frame, pts);
+}
 std::vector<StreamPacket> VideoReader::take_packets() {
   std::lock_guard lock(impl_->pending_mutex);
   std::vector<StreamPacket> out(std::make_move_iterator(impl_->pending.begin()),
@@ -796,9 +833,15 @@ std::vector<StreamPacket> VideoReader::take_packets() {
   impl_->pending.clear();
   return out;
 }
-std::int64_t VideoReader::frames_read() const { return impl_->returned; }
-const std::vector<std::string>& VideoReader::errors() const { return impl_->errors; }
-const std::string& VideoReader::name() const { return impl_->name; }
+std::int64_t VideoReader::frames_read() const {
+  return impl_->returned;
+}
+const std::vector<std::string>& VideoReader::errors() const {
+  return impl_->errors;
+}
+const std::string& VideoReader::name() const {
+  return impl_->name;
+}
 
 // ---- VideoWriter ----
 
@@ -822,7 +865,8 @@ std::string format_list(const AVPixelFormat* list) {
 const AVPixelFormat* encoder_formats(const AVCodec* codec) {
 #if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(61, 13, 100)
   const void* list = nullptr;
-  if (avcodec_get_supported_config(nullptr, codec, AV_CODEC_CONFIG_PIX_FORMAT, 0, &list, nullptr) < 0) {
+  if (avcodec_get_supported_config(nullptr, codec, AV_CODEC_CONFIG_PIX_FORMAT, 0, &list, nullptr) <
+      0) {
     return nullptr;
   }
   return static_cast<const AVPixelFormat*>(list);
@@ -896,10 +940,11 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
     height = video.height;
     if (width <= 0 || height <= 0) throw Error(what() + "the video has no picture size");
     const AVRational rate = to_av(video.frame_rate);
-    input_time_base = video.time_base.valid() ? to_av(video.time_base)
+    input_time_base = video.time_base.valid()    ? to_av(video.time_base)
                       : video.frame_rate.valid() ? av_inv_q(rate)
                                                  : AVRational{0, 1};
-    if (input_time_base.num <= 0) throw Error(what() + "the video needs a frame rate or a time base");
+    if (input_time_base.num <= 0)
+      throw Error(what() + "the video needs a frame rate or a time base");
 
     const AVOutputFormat* container = nullptr;
     if (to_stdout) {
@@ -913,8 +958,10 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
                     "' (mp4, mkv, mov, webm, avi, y4m, ...)");
       }
       const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-      if (!fs::exists(dir, ec)) throw Error(what() + "directory '" + dir.string() + "' does not exist");
-      if (!fs::is_directory(dir, ec)) throw Error(what() + "'" + dir.string() + "' is not a directory");
+      if (!fs::exists(dir, ec))
+        throw Error(what() + "directory '" + dir.string() + "' does not exist");
+      if (!fs::is_directory(dir, ec))
+        throw Error(what() + "'" + dir.string() + "' is not a directory");
       if (::access(dir.c_str(), W_OK) != 0) throw Error(what() + std::strerror(errno));
     }
     const std::string container_name = container->name;
@@ -926,7 +973,9 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
       codec = avcodec_find_encoder_by_name(options.codec.c_str());
       if (!codec) {
         const AVCodecDescriptor* d = avcodec_descriptor_get_by_name(options.codec.c_str());
-        if (!d) throw Error(what() + "unknown codec '" + options.codec + "' (ffmpeg -encoders lists them)");
+        if (!d)
+          throw Error(what() + "unknown codec '" + options.codec +
+                      "' (ffmpeg -encoders lists them)");
         codec = avcodec_find_encoder(d->id);
         if (!codec) throw Error(what() + "FFmpeg has no encoder for codec '" + options.codec + "'");
       }
@@ -965,8 +1014,9 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
         const AVCodecID usual = type == AVMEDIA_TYPE_AUDIO      ? container->audio_codec
                                 : type == AVMEDIA_TYPE_SUBTITLE ? container->subtitle_codec
                                                                 : container->data_codec;
-        const int q = y4m ? -1 : avformat_query_codec(container, in->codecpar->codec_id,
-                                                      FF_COMPLIANCE_NORMAL);
+        const int q =
+            y4m ? -1
+                : avformat_query_codec(container, in->codecpar->codec_id, FF_COMPLIANCE_NORMAL);
         const std::string stream = std::string(kind_name(type)) + " stream #" +
                                    std::to_string(si.index) + " (" +
                                    avcodec_get_name(in->codecpar->codec_id) + ")";
@@ -991,7 +1041,8 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
     AVPixelFormat pix = AV_PIX_FMT_NONE;
     if (!options.pix_fmt.empty()) {
       pix = av_get_pix_fmt(options.pix_fmt.c_str());
-      if (pix == AV_PIX_FMT_NONE) throw Error(what() + "unknown pixel format '" + options.pix_fmt + "'");
+      if (pix == AV_PIX_FMT_NONE)
+        throw Error(what() + "unknown pixel format '" + options.pix_fmt + "'");
       if (formats && !has_format(formats, pix)) {
         throw Error(what() + "the " + codec_name + " encoder cannot take pixel format " +
                     options.pix_fmt + " (it takes " + format_list(formats) + ")");
@@ -1003,7 +1054,8 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
     } else {
       const AVCodecDescriptor* d = avcodec_descriptor_get(codec->id);
       // Lossless-only codecs (FFV1, not H.264, which can be either) keep RGBA as it is.
-      const bool lossless = d && (d->props & AV_CODEC_PROP_LOSSLESS) && !(d->props & AV_CODEC_PROP_LOSSY);
+      const bool lossless =
+          d && (d->props & AV_CODEC_PROP_LOSSLESS) && !(d->props & AV_CODEC_PROP_LOSSY);
       const bool even = width % 2 == 0 && height % 2 == 0;
       if (!lossless && has_format(formats, AV_PIX_FMT_YUV420P) && even) {
         pix = AV_PIX_FMT_YUV420P;
@@ -1022,7 +1074,8 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
     enc->width = width;
     enc->height = height;
     enc->pix_fmt = pix;
-    if (video.sample_aspect_ratio.valid()) enc->sample_aspect_ratio = to_av(video.sample_aspect_ratio);
+    if (video.sample_aspect_ratio.valid())
+      enc->sample_aspect_ratio = to_av(video.sample_aspect_ratio);
     encoder_time_base = input_time_base;
     if (y4m) {
       // YUV4MPEG2 states a frame rate and no timestamps: frames are numbered.
@@ -1050,8 +1103,9 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
     if (container->flags & AVFMT_GLOBALHEADER) enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
     int r = avcodec_open2(enc, codec, nullptr);
     if (r < 0) {
-      throw Error(what() + "cannot open the " + codec_name + " encoder for " + std::to_string(width) +
-                  "x" + std::to_string(height) + " " + pix_fmt_name + ": " + explain(log, r));
+      throw Error(what() + "cannot open the " + codec_name + " encoder for " +
+                  std::to_string(width) + "x" + std::to_string(height) + " " + pix_fmt_name + ": " +
+                  explain(log, r));
     }
     own_log(enc, &log);
 
@@ -1063,7 +1117,7 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
       const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
       temp = dir / ("." + path.stem().string() + ".tandem-" + std::to_string(::getpid()) + "-" +
                     std::to_string(g_temp_counter++) + path.extension().string());
-      url = temp.string();
+      url = "file:" + temp.string();
     }
     r = avformat_alloc_output_context2(&out, container, nullptr, url.c_str());
     if (r < 0 || !out) throw Error(what() + explain(log, r));
@@ -1129,7 +1183,9 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
     }
     own_log(out->pb, &log);
     r = avformat_write_header(out, nullptr);
-    if (r < 0) throw Error(what() + "the " + container_name + " container refused the streams: " + explain(log, r));
+    if (r < 0)
+      throw Error(what() + "the " + container_name +
+                  " container refused the streams: " + explain(log, r));
     header_written = true;
     sws = sws_getContext(width, height, AV_PIX_FMT_RGBA, width, height, pix, kSwsFlags, nullptr,
                          nullptr, nullptr);
@@ -1180,7 +1236,8 @@ void VideoWriter::Impl::write(const Frame& frame, std::int64_t pts) {
   std::int64_t t = numbered ? frames : av_rescale_q(pts, input_time_base, encoder_time_base);
   if (last_encoder_pts != AV_NOPTS_VALUE && t <= last_encoder_pts) {
     throw Error(what() + "two frames fall on one tick of the time base " +
-                std::to_string(encoder_time_base.num) + "/" + std::to_string(encoder_time_base.den));
+                std::to_string(encoder_time_base.num) + "/" +
+                std::to_string(encoder_time_base.den));
   }
   int r = av_frame_make_writable(picture.get());
   if (!picture->data[0] || r < 0) {
@@ -1274,7 +1331,8 @@ void VideoWriter::Impl::abort() noexcept {
 VideoWriter::VideoWriter(const fs::path& path, const VideoInfo& video, VideoWriterOptions options)
     : impl_(std::make_unique<Impl>(path, video, nullptr, nullptr, -1, std::move(options))) {}
 
-VideoWriter::VideoWriter(const fs::path& path, const VideoReader& source, VideoWriterOptions options) {
+VideoWriter::VideoWriter(const fs::path& path, const VideoReader& source,
+                         VideoWriterOptions options) {
   const VideoReader::Impl& in = *source.impl_;
   if (options.copy_streams && !in.streams.empty() && !in.options.keep_packets) {
     throw Error("cannot write '" + path.string() + "': copying the streams of '" + in.name +
@@ -1285,23 +1343,39 @@ VideoWriter::VideoWriter(const fs::path& path, const VideoReader& source, VideoW
 }
 
 VideoWriter::~VideoWriter() = default;
-void VideoWriter::write(const Frame& frame, std::int64_t pts) { impl_->write(frame, pts); }
+void VideoWriter::write(const Frame& frame, std::int64_t pts) {
+  impl_->write(frame, pts);
+}
 void VideoWriter::write(std::vector<StreamPacket> packets) {
   for (auto& p : packets) impl_->write(std::move(p));
 }
-void VideoWriter::write(StreamPacket packet) { impl_->write(std::move(packet)); }
-void VideoWriter::finish() { impl_->finish(); }
-void VideoWriter::abort() noexcept { impl_->abort(); }
-const std::string& VideoWriter::codec() const { return impl_->codec_name; }
-const std::string& VideoWriter::pixel_format() const { return impl_->pix_fmt_name; }
-std::int64_t VideoWriter::frames_written() const { return impl_->frames; }
-const std::vector<std::string>& VideoWriter::left_out() const { return impl_->left_out; }
+void VideoWriter::write(StreamPacket packet) {
+  impl_->write(std::move(packet));
+}
+void VideoWriter::finish() {
+  impl_->finish();
+}
+void VideoWriter::abort() noexcept {
+  impl_->abort();
+}
+const std::string& VideoWriter::codec() const {
+  return impl_->codec_name;
+}
+const std::string& VideoWriter::pixel_format() const {
+  return impl_->pix_fmt_name;
+}
+std::int64_t VideoWriter::frames_written() const {
+  return impl_->frames;
+}
+const std::vector<std::string>& VideoWriter::left_out() const {
+  return impl_->left_out;
+}
 
 bool is_video_path(const fs::path& path) {
   if (path == "-") return true;
-  static const char* known[] = {".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi", ".y4m",
-                                ".nut", ".mxf", ".ts",  ".m2ts", ".mts", ".mpg", ".mpeg",
-                                ".flv", ".ogv", ".wmv", ".3gp"};
+  static const char* known[] = {".mp4", ".m4v",  ".mov", ".mkv", ".webm", ".avi",
+                                ".y4m", ".nut",  ".mxf", ".ts",  ".m2ts", ".mts",
+                                ".mpg", ".mpeg", ".flv", ".ogv", ".wmv",  ".3gp"};
   const std::string ext = lower(path.extension().string());
   return std::any_of(std::begin(known), std::end(known), [&](const char* k) { return ext == k; });
 }

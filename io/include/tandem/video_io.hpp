@@ -6,7 +6,8 @@
 //
 //   VideoReader reader("in.mkv", {.keep_packets = true});
 //   VideoWriter writer("out.mkv", reader, {.codec = "ffv1"});
-//   Frame frame = pipeline.make_frame(reader.info().width, reader.info().height, PixelFormat::rgba8);
+//   const VideoInfo& info = reader.info();
+//   Frame frame = pipeline.make_frame(info.width, info.height, PixelFormat::rgba8);
 //   std::int64_t pts;
 //   while (reader.read(frame, pts)) {
 //     ... filter frame ...
