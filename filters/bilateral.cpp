@@ -16,16 +16,10 @@
 
 #include "tandem/error.hpp"
 #include "tandem/filter.hpp"
+#include "tandem/pointwise.hpp"
 
 namespace tandem {
 namespace {
-
-// Reflect-101 for any offset, as tandem_reflect101 in kernels/tandem.clh.
-int reflect101(int i, int n) {
-  const int period = std::max(2 * (n - 1), 1);
-  i = std::abs(i) % period;
-  return i >= n ? period - i : i;
-}
 
 std::string float_literal(float v) {
   char text[32];
@@ -64,12 +58,8 @@ class Bilateral final : public Filter {
     static const std::vector<std::string> kSources{"bilateral.cl"};
     cl::Program program = ctx.program(kSources, options);
     cl::Kernel kernel = ctx.kernel(program, "bilateral");
-    kernel.setArg(0, in.buffer);
-    kernel.setArg(1, in.first_row);
-    kernel.setArg(2, in.pitch_elements());
-    kernel.setArg(3, output.buffer);
-    kernel.setArg(4, output.first_row);
-    kernel.setArg(5, output.pitch_elements());
+    set_image_args(kernel, 0, in);
+    set_image_args(kernel, 3, output);
     kernel.setArg(6, ctx.frame_width());
     kernel.setArg(7, ctx.frame_height());
     kernel.setArg(8, ctx.y0());

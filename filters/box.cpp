@@ -13,16 +13,10 @@
 #include "tandem/device.hpp"
 #include "tandem/error.hpp"
 #include "tandem/filter.hpp"
+#include "tandem/pointwise.hpp"
 
 namespace tandem {
 namespace {
-
-// Reflect-101 for any offset, as tandem_reflect101 in kernels/tandem.clh.
-int reflect101(int i, int n) {
-  const int period = std::max(2 * (n - 1), 1);
-  i = std::abs(i) % period;
-  return i >= n ? period - i : i;
-}
 
 // How long the walks are: rows for the vertical pass, pixels (a multiple of 4) for the
 // horizontal one. A walk starts by summing its first window (2 radius + 1 loads); walks at least
@@ -69,12 +63,8 @@ class Box final : public Filter {
                       " -DPIXEL_RGBA8=" + (in.format == PixelFormat::rgba8 ? "1" : "0"));
 
     cl::Kernel vertical = ctx.kernel(program, "box_vertical");
-    vertical.setArg(0, in.buffer);
-    vertical.setArg(1, in.first_row);
-    vertical.setArg(2, in.pitch_elements());
-    vertical.setArg(3, sums.buffer);
-    vertical.setArg(4, sums.first_row);
-    vertical.setArg(5, sums.pitch_elements());
+    set_image_args(vertical, 0, in);
+    set_image_args(vertical, 3, sums);
     vertical.setArg(6, ctx.frame_height());
     vertical.setArg(7, ctx.y0());
     vertical.setArg(8, ctx.y1());
@@ -83,12 +73,8 @@ class Box final : public Filter {
                 static_cast<std::size_t>(rows + walks.rows - 1) / walks.rows, "box vertical pass");
 
     cl::Kernel horizontal = ctx.kernel(program, "box_horizontal");
-    horizontal.setArg(0, sums.buffer);
-    horizontal.setArg(1, sums.first_row);
-    horizontal.setArg(2, sums.pitch_elements());
-    horizontal.setArg(3, output.buffer);
-    horizontal.setArg(4, output.first_row);
-    horizontal.setArg(5, output.pitch_elements());
+    set_image_args(horizontal, 0, sums);
+    set_image_args(horizontal, 3, output);
     horizontal.setArg(6, width);
     horizontal.setArg(7, ctx.y0());
     horizontal.setArg(8, walks.pixels);

@@ -23,16 +23,10 @@
 #include "tandem/device.hpp"
 #include "tandem/error.hpp"
 #include "tandem/filter.hpp"
+#include "tandem/pointwise.hpp"
 
 namespace tandem {
 namespace {
-
-// Reflect-101 for any offset, as tandem_reflect101 in kernels/tandem.clh.
-int reflect101(int i, int n) {
-  const int period = std::max(2 * (n - 1), 1);
-  i = std::abs(i) % period;
-  return i >= n ? period - i : i;
-}
 
 // One side of a symmetric kernel: weights[0] is the centre, weights[k] the taps at +-k.
 struct Taps {
@@ -139,12 +133,8 @@ class Gaussian final : public Filter {
     const std::size_t groups = static_cast<std::size_t>(width + 3) / 4;
 
     cl::Kernel vertical = ctx.kernel(program, "gaussian_vertical");
-    vertical.setArg(0, in.buffer);
-    vertical.setArg(1, in.first_row);
-    vertical.setArg(2, in.pitch_elements());
-    vertical.setArg(3, columns.buffer);
-    vertical.setArg(4, columns.first_row);
-    vertical.setArg(5, columns.pitch_elements());
+    set_image_args(vertical, 0, in);
+    set_image_args(vertical, 3, columns);
     vertical.setArg(6, ctx.frame_height());
     vertical.setArg(7, ctx.y0());
     vertical.setArg(8, ctx.y1());
@@ -152,12 +142,8 @@ class Gaussian final : public Filter {
                 "gaussian vertical pass");
 
     cl::Kernel horizontal = ctx.kernel(program, "gaussian_horizontal");
-    horizontal.setArg(0, columns.buffer);
-    horizontal.setArg(1, columns.first_row);
-    horizontal.setArg(2, columns.pitch_elements());
-    horizontal.setArg(3, output.buffer);
-    horizontal.setArg(4, output.first_row);
-    horizontal.setArg(5, output.pitch_elements());
+    set_image_args(horizontal, 0, columns);
+    set_image_args(horizontal, 3, output);
     horizontal.setArg(6, width);
     horizontal.setArg(7, ctx.y0());
     ctx.enqueue(horizontal, groups, static_cast<std::size_t>(rows), "gaussian horizontal pass");

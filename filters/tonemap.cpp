@@ -150,9 +150,7 @@ class Tonemap final : public Filter {
     cl::Kernel reduce =
         ctx.kernel(program, input.format == PixelFormat::rgba8 ? "tandem_tonemap_stats_rgba8"
                                                                : "tandem_tonemap_stats_rgba32f");
-    reduce.setArg(0, input.buffer);
-    reduce.setArg(1, input.first_row);
-    reduce.setArg(2, input.pitch_elements());
+    set_image_args(reduce, 0, input);
     reduce.setArg(3, ctx.frame_width());
     reduce.setArg(4, ctx.y0());
     reduce.setArg(5, packed);

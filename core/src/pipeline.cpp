@@ -456,14 +456,8 @@ void Pipeline::Impl::enqueue_band(std::size_t d, const Frame& input, Frame& outp
     cl::Program program = ctx.program(p.sources, p.options, p.generated);
     cl::Kernel kernel = ctx.kernel(program, "tandem_fused");
     cl_uint arg = 0;
-    for (int v : p.inputs) {
-      kernel.setArg(arg++, images[v].buffer);
-      kernel.setArg(arg++, images[v].first_row);
-      kernel.setArg(arg++, images[v].pitch_elements());
-    }
-    kernel.setArg(arg++, out.buffer);
-    kernel.setArg(arg++, out.first_row);
-    kernel.setArg(arg++, out.pitch_elements());
+    for (int v : p.inputs) arg = set_image_args(kernel, arg, images[v]);
+    arg = set_image_args(kernel, arg, out);
     kernel.setArg(arg++, r.lo);
     for (Filter* f : p.filters) kernel.setArg(arg++, stage_args(*f->pointwise()));
     ctx.enqueue(kernel, static_cast<std::size_t>((width + 3) / 4), r.rows(), "fused point-wise kernel");

@@ -39,6 +39,15 @@ struct DeviceImage {
   }
 };
 
+/// Sets kernel arguments index, index + 1, index + 2 to `image`'s buffer, first row and pitch
+/// (in elements), the order every tandem kernel takes an image in; returns index + 3.
+inline cl_uint set_image_args(cl::Kernel& kernel, cl_uint index, const DeviceImage& image) {
+  kernel.setArg(index, image.buffer);
+  kernel.setArg(index + 1, image.first_row);
+  kernel.setArg(index + 2, image.pitch_elements());
+  return index + 3;
+}
+
 /// Where and what one device computes for one band of a frame: output rows [y0, y1).
 class BandContext {
  public:

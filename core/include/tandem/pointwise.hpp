@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -26,6 +27,14 @@ inline Pixel load_pixel(const Frame& frame, int x, int y) {
   }
   const float* p = frame.row_as<float>(y) + 4 * static_cast<std::size_t>(x);
   return {p[0], p[1], p[2], p[3]};
+}
+
+/// Reflect-101 (OpenCV's default border) of index `i` into [0, n) for any offset, also past the
+/// far side of tiny images: what tandem_reflect101 in kernels/tandem.clh computes.
+inline int reflect101(int i, int n) {
+  const int period = std::max(2 * (n - 1), 1);
+  i = std::abs(i) % period;
+  return i >= n ? period - i : i;
 }
 
 /// Rounds to nearest (ties to even) and saturates, as convert_uchar_sat_rte does.
