@@ -68,6 +68,31 @@ TEST(Failover, AFailingDeviceLeavesTheSplitAndTheFrameIsRedone) {
   EXPECT_NE(report.to_json().find("\"fallbacks\": [\""), std::string::npos);
 }
 
+// The failure comes while another frame is on the devices (Pipeline::submit).
+TEST(Failover, AFailingDeviceLeavesTheSplitWithFramesInFlight) {
+  const auto ids = test::device_ids();
+  if (ids.size() < 2) GTEST_SKIP() << "needs two OpenCL devices";
+  g_failing_device = ids[1];
+  DeviceSet set = DeviceSet::open("all");
+  PipelineOptions options;
+  options.split = "static:0.5,0.5";
+  options.persist_split = false;
+  Pipeline pipeline(set, Graph::parse("t_fail_on,saturation=1.5"), options);
+  std::vector<Frame> inputs, wants, outputs(4);
+  for (int i = 0; i < 4; ++i) {
+    inputs.push_back(test::random_frame(200, 120, PixelFormat::rgba8, 10 + i));
+    wants.push_back(test::run_graph("saturation=1.5", inputs[i], ids[0], "single"));
+  }
+  std::vector<std::uint64_t> tickets;
+  for (int i = 0; i < 4; ++i) tickets.push_back(pipeline.submit(inputs[i], outputs[i]));
+  pipeline.wait(tickets.back());
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(test::max_difference(outputs[i], wants[i]), 0.0) << "frame " << i;
+  }
+  EXPECT_EQ(pipeline.report().frames, 4);
+  EXPECT_EQ(pipeline.report().fallbacks.size(), 1u);
+}
+
 TEST(Failover, AFailingDeviceLeavesTheChunkQueue) {
   const auto ids = test::device_ids();
   if (ids.size() < 2) GTEST_SKIP() << "needs two OpenCL devices";

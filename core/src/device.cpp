@@ -169,7 +169,14 @@ Device::Device(DeviceInfo info, cl::Device device, cl::Context context)
     : info_(std::move(info)),
       device_(std::move(device)),
       context_(std::move(context)),
-      queue_(context_, device_, CL_QUEUE_PROFILING_ENABLE) {}
+      queue_(context_, device_, CL_QUEUE_PROFILING_ENABLE) {
+  if (!info_.host_unified_memory) {
+    upload_queue_ = cl::CommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE);
+    download_queue_ = cl::CommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE);
+  } else {
+    upload_queue_ = download_queue_ = queue_;
+  }
+}
 
 DeviceSet DeviceSet::open(std::string_view spec) {
   const auto infos = enumerate_devices();

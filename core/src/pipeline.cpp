@@ -3,19 +3,21 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
-#include <exception>
-#include <mutex>
-#include <thread>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <exception>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "tandem/error.hpp"
 #include "tandem/program_cache.hpp"
@@ -70,6 +72,43 @@ struct StatsSums {
   double log_sum = 0;
   double maximum = 0;
 };
+
+// One device's commands for one band, by what they do.
+struct BandEvents {
+  std::vector<cl::Event> upload;    // host to device
+  std::vector<cl::Event> compute;   // kernels and copies between device buffers
+  std::vector<cl::Event> download;  // device to host (or the mapping that makes rows visible)
+
+  bool empty() const { return upload.empty() && compute.empty() && download.empty(); }
+  void wait() const {
+    for (const auto* list : {&upload, &compute, &download}) {
+      if (!list->empty()) cl::Event::waitForEvents(*list);
+    }
+  }
+};
+
+// What one device did for one frame, in milliseconds of its profiling events.
+struct DeviceTimes {
+  int rows = 0;
+  double upload = 0;
+  double compute = 0;
+  double download = 0;
+  double total() const { return upload + compute + download; }
+};
+
+double elapsed_ms(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
+      .count();
+}
+
+double busy_ms(const std::vector<cl::Event>& events) {
+  double ns = 0;
+  for (const auto& e : events) {
+    ns += static_cast<double>(e.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                              e.getProfilingInfo<CL_PROFILING_COMMAND_START>());
+  }
+  return ns * 1e-6;
+}
 
 // One pass over a band: a stencil filter, or a fused chain of point-wise filters.
 struct Pass {
@@ -161,6 +200,39 @@ std::string json_string(std::string_view s) {
 
 }  // namespace
 
+// A frame on the devices, from submit() to its completion.
+struct InFlight {
+  std::uint64_t ticket = 0;
+  const Frame* input = nullptr;
+  Frame* output = nullptr;
+  int slot = 0;  // which of each device's two workspaces it uses
+  bool collect_stats = false;
+  bool smooth = true;
+  bool prepass = false;  // a still image's statistics pre-pass: not a frame of the report
+  std::vector<double> fractions;
+  std::vector<int> bounds;
+  std::vector<BandEvents> events;  // per device
+  std::vector<std::function<void()>> after;  // unmaps, once its events completed
+  std::vector<std::vector<StatsRows>> stats_rows;
+  bool waited = false;  // a thread waits for its events
+
+  void run_after() {
+    for (auto& f : after) f();
+    after.clear();
+  }
+  // What it started must end before a failure leaves it, or a redo reuses its buffers.
+  void drain() {
+    for (const auto& e : events) {
+      try {
+        e.wait();
+      } catch (const cl::Error&) {
+        // Its own failure, if any, is reported when it runs again.
+      }
+    }
+    run_after();
+  }
+};
+
 struct Pipeline::Impl {
   DeviceSet& devices;
   Graph graph;
@@ -172,7 +244,9 @@ struct Pipeline::Impl {
   int output_value = 0;
   PixelFormat input_format = PixelFormat::rgba8;
   bool compiled = false;
-  std::vector<detail::Workspace> workspaces;  // per device
+  // Two per device (frames alternate between them), so that a frame's upload never writes
+  // buffers the frame before is still reading.
+  std::vector<detail::Workspace> workspaces;
   std::vector<bool> failed;
   RunReport report;
   std::vector<double> share_sum;
@@ -181,6 +255,14 @@ struct Pipeline::Impl {
   std::string split_key;
   int chunk_rows = 0;  // > 0: the dynamic chunks policy instead of `policy`
   const std::uint64_t id = next_id();
+  // Frames on the devices, oldest first. `mutex` guards them and everything above; a thread
+  // waiting for a frame's events does not hold it, so that the next frame can be submitted.
+  std::mutex mutex;
+  std::condition_variable completed;
+  std::deque<InFlight> in_flight;
+  std::uint64_t last_ticket = 0;
+  std::chrono::steady_clock::time_point busy_since;  // when in_flight last became non-empty
+  bool split_loaded = false;
 
   static std::uint64_t next_id() {
     static std::atomic<std::uint64_t> counter{0};
@@ -201,7 +283,7 @@ struct Pipeline::Impl {
     } else {
       policy = make_split_policy(options.split, devices.size());
     }
-    workspaces.resize(devices.size());
+    workspaces.resize(2 * devices.size());
     failed.assign(devices.size(), false);
     share_sum.assign(devices.size(), 0.0);
     for (const auto& dev : devices.devices()) {
@@ -210,15 +292,20 @@ struct Pipeline::Impl {
   }
 
   void compile(PixelFormat input);
-  void run_frame(const Frame& input, Frame& output, std::span<const int> bounds,
-                 std::vector<BandTiming>& timings, bool collect_stats, bool smooth);
-  void enqueue_band(std::size_t d, const Frame& input, Frame& output, Range band,
-                    std::vector<cl::Event>& events, std::vector<std::function<void()>>& after,
-                    std::vector<StatsRows>& stats_rows,
-                    bool collect_stats);
+  void set_filter_stats();
+  void enqueue_frame(InFlight& f);
+  void wait_frame(InFlight& f);
+  void finish_frame(InFlight& f);
+  void run_now(InFlight& f);
+  void complete_oldest(std::unique_lock<std::mutex>& lock);
+  void complete_all(std::unique_lock<std::mutex>& lock);
+  void record(const std::vector<double>& fractions, const std::vector<DeviceTimes>& times);
+  void enqueue_band(std::size_t d, int slot, const Frame& input, Frame& output, Range band,
+                    BandEvents& events, std::vector<std::function<void()>>& after,
+                    std::vector<StatsRows>& stats_rows, bool collect_stats);
   cl::Buffer frame_buffer(const Frame& frame, const Device& device, cl_mem_flags flags);
   void run_chunks(const Frame& input, Frame& output, int chunk_rows,
-                  std::vector<BandTiming>& timings, std::vector<double>& fractions,
+                  std::vector<DeviceTimes>& times, std::vector<double>& fractions,
                   bool collect_stats, bool smooth);
   void read_stats(Device& device, const std::vector<StatsRows>& entries,
                   std::map<std::size_t, StatsSums>& sums);
@@ -359,13 +446,12 @@ cl::Buffer Pipeline::Impl::frame_buffer(const Frame& frame, const Device& device
   return it->second;
 }
 
-void Pipeline::Impl::enqueue_band(std::size_t d, const Frame& input, Frame& output, Range band,
-                                  std::vector<cl::Event>& events,
+void Pipeline::Impl::enqueue_band(std::size_t d, int slot, const Frame& input, Frame& output,
+                                  Range band, BandEvents& events,
                                   std::vector<std::function<void()>>& after,
-                                  std::vector<StatsRows>& stats_rows,
-                                  bool collect_stats) {
+                                  std::vector<StatsRows>& stats_rows, bool collect_stats) {
   Device& device = devices[d];
-  detail::Workspace& ws = workspaces[d];
+  detail::Workspace& ws = workspaces[slot * devices.size() + d];
   cl::CommandQueue& queue = device.queue();
   const int width = input.width();
   const int height = input.height();
@@ -402,12 +488,15 @@ void Pipeline::Impl::enqueue_band(std::size_t d, const Frame& input, Frame& outp
                        .createSubBuffer(CL_MEM_READ_ONLY, CL_BUFFER_CREATE_TYPE_REGION, &region),
                    input.format(), width, need[0].lo, need[0].rows(), input.pitch()};
     } else {
+      // On its own queue, so that it overlaps the kernels of the frame before; the kernels of
+      // this frame wait for it.
       images[0] = image_for(kSourceSlot, input.format(), need[0], input.pitch());
       cl::Event e;
-      queue.enqueueWriteBuffer(images[0].buffer, CL_FALSE, 0,
-                               input.pitch() * need[0].rows(), input.row(need[0].lo), nullptr,
-                               &e);
-      events.push_back(e);
+      device.upload_queue().enqueueWriteBuffer(images[0].buffer, CL_FALSE, 0,
+                                               input.pitch() * need[0].rows(),
+                                               input.row(need[0].lo), nullptr, &e);
+      events.upload.push_back(e);
+      queue.enqueueBarrierWithWaitList(&events.upload);
     }
   }
 
@@ -434,7 +523,8 @@ void Pipeline::Impl::enqueue_band(std::size_t d, const Frame& input, Frame& outp
                                    : image_for(p.output, p.format, r,
                                                padded_pitch(width, p.format, devices.row_alignment()));
     images[p.output] = out;
-    BandContext ctx(device, ws, ProgramCache::global(), width, height, r.lo, r.hi, events);
+    BandContext ctx(device, ws, ProgramCache::global(), width, height, r.lo, r.hi,
+                    events.compute);
 
     if (collect_stats && p.filters.front()->needs_frame_stats()) {
       const Range rows{band.lo, band.hi};
@@ -442,7 +532,7 @@ void Pipeline::Impl::enqueue_band(std::size_t d, const Frame& input, Frame& outp
           ws.buffer(device.context(), this, kStatsSlotBase - static_cast<int>(pi),
                     sizeof(cl_float2) * std::max(rows.rows(), 1));
       BandContext stats_ctx(device, ws, ProgramCache::global(), width, height, rows.lo, rows.hi,
-                            events);
+                            events.compute);
       p.filters.front()->enqueue_stats(stats_ctx, images[p.inputs[0]], partial);
       stats_rows.push_back({pi, partial, rows});
     }
@@ -475,7 +565,7 @@ void Pipeline::Impl::enqueue_band(std::size_t d, const Frame& input, Frame& outp
       queue.enqueueCopyBuffer(result.buffer, band_out.buffer, src + i * result.pitch,
                               i * band_out.pitch,
                               copies == 1 ? band_out.pitch * band.rows() : row_bytes, nullptr, &e);
-      events.push_back(e);
+      events.compute.push_back(e);
     }
   }
 
@@ -485,41 +575,30 @@ void Pipeline::Impl::enqueue_band(std::size_t d, const Frame& input, Frame& outp
     cl::Event e;
     void* mapped = queue.enqueueMapBuffer(band_sub, CL_FALSE, CL_MAP_READ, 0, band_bytes,
                                           nullptr, &e);
-    events.push_back(e);
+    events.download.push_back(e);
     after.push_back([&queue, band_sub, mapped] { queue.enqueueUnmapMemObject(band_sub, mapped); });
   } else {
+    // On its own queue, once this band's kernels are done, so that it overlaps the kernels of
+    // the next frame.
+    std::vector<cl::Event> computed(1);
+    queue.enqueueMarkerWithWaitList(nullptr, &computed[0]);
     cl::Event e;
-    queue.enqueueReadBuffer(band_out.buffer, CL_FALSE, 0, band_bytes, output.row(band.lo),
-                            nullptr, &e);
-    events.push_back(e);
+    device.download_queue().enqueueReadBuffer(band_out.buffer, CL_FALSE, 0, band_bytes,
+                                              output.row(band.lo), &computed, &e);
+    events.download.push_back(e);
   }
 }
 
-void Pipeline::Impl::run_frame(const Frame& input, Frame& output, std::span<const int> bounds,
-                               std::vector<BandTiming>& timings, bool collect_stats,
-                               bool smooth) {
-  const std::size_t n = devices.size();
-  std::vector<std::vector<cl::Event>> events(n);
-  std::vector<std::function<void()>> after;
-  std::vector<std::vector<StatsRows>> stats_rows(n);
+void Pipeline::Impl::set_filter_stats() {
+  for (const auto& [pi, value] : stats) passes[pi].filters.front()->set_frame_stats(value);
+}
 
-  // The host wrote the input frame: tell each zero-copy context once (no copy happens there).
-  std::set<int> synced;
-  for (std::size_t d = 0; d < n; ++d) {
-    Device& device = devices[d];
-    if (bounds[d + 1] <= bounds[d] || !device.info().host_unified_memory ||
-        !synced.insert(device.context_index()).second) {
-      continue;
-    }
-    try {
-      cl::Buffer in = frame_buffer(input, device, CL_MEM_READ_ONLY);
-      void* p = device.queue().enqueueMapBuffer(in, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0,
-                                                input.capacity());
-      device.queue().enqueueUnmapMemObject(in, p);
-    } catch (const cl::Error& e) {
-      throw failure(d, e, "handing it the input frame");
-    }
-  }
+void Pipeline::Impl::enqueue_frame(InFlight& f) {
+  const std::size_t n = devices.size();
+  f.bounds = band_boundaries(f.input->height(), f.fractions, 1);
+  f.events.assign(n, {});
+  f.after.clear();
+  f.stats_rows.assign(n, {});
 
   // GPUs first: they have the longest way from enqueue to running. Devices that compute while
   // being enqueued go last, or the others would wait for them (quirks.hpp).
@@ -531,63 +610,140 @@ void Pipeline::Impl::run_frame(const Frame& input, Frame& output, std::span<cons
   };
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return rank(a) < rank(b); });
-  // Before a failure leaves this frame, what the other devices started must end and be unmapped.
-  auto drain = [&] {
-    for (std::size_t d : order) {
-      try {
-        if (!events[d].empty()) cl::Event::waitForEvents(events[d]);
-      } catch (const cl::Error&) {
-        // Its own failure, if any, is reported when it runs again.
-      }
-    }
-    for (auto& f : after) f();
-  };
+  std::set<int> synced;
   for (std::size_t d : order) {
-    if (bounds[d + 1] <= bounds[d]) continue;
+    const Range band{f.bounds[d], f.bounds[d + 1]};
+    if (band.empty()) continue;
+    Device& device = devices[d];
     std::optional<DeviceFailure> failed;
     try {
-      enqueue_band(d, input, output, {bounds[d], bounds[d + 1]}, events[d], after, stats_rows[d],
-                   collect_stats);
-      devices[d].queue().flush();
+      if (device.info().host_unified_memory && synced.insert(device.context_index()).second) {
+        // The host wrote the input frame: tell the context once (no copy happens there). This
+        // waits for the frame before on this queue, so it comes after the GPUs were fed.
+        cl::Buffer in = frame_buffer(*f.input, device, CL_MEM_READ_ONLY);
+        void* p = device.queue().enqueueMapBuffer(in, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION,
+                                                  0, f.input->capacity());
+        device.queue().enqueueUnmapMemObject(in, p);
+      }
+      enqueue_band(d, f.slot, *f.input, *f.output, band, f.events[d], f.after, f.stats_rows[d],
+                   f.collect_stats);
+      device.upload_queue().flush();
+      device.queue().flush();
+      device.download_queue().flush();
     } catch (const Error& e) {
       failed = DeviceFailure{d, e};
     } catch (const cl::Error& e) {
       failed = failure(d, e, "enqueuing its band");
     }
     if (failed) {
-      drain();
+      f.drain();
       throw *failed;
     }
   }
+}
 
-  // Wait once per frame, after every queue was flushed.
-  for (std::size_t d : order) {
-    if (events[d].empty()) continue;
+void Pipeline::Impl::wait_frame(InFlight& f) {
+  for (std::size_t d = 0; d < f.events.size(); ++d) {
     try {
-      cl::Event::waitForEvents(events[d]);
+      f.events[d].wait();
     } catch (const cl::Error& e) {
       const DeviceFailure failed = failure(d, e, "running its band");
-      drain();
+      f.drain();
       throw failed;
     }
   }
-  for (auto& f : after) f();
+}
 
-  timings.assign(n, {});
+void Pipeline::Impl::finish_frame(InFlight& f) {
+  f.run_after();
+  const std::size_t n = devices.size();
+  std::vector<DeviceTimes> times(n);
   for (std::size_t d = 0; d < n; ++d) {
-    timings[d].rows = bounds[d + 1] - bounds[d];
-    double ns = 0;
-    for (auto& e : events[d]) {
-      ns += static_cast<double>(e.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
-                                e.getProfilingInfo<CL_PROFILING_COMMAND_START>());
-    }
-    timings[d].ms = ns * 1e-6;
+    times[d] = {f.bounds[d + 1] - f.bounds[d], busy_ms(f.events[d].upload),
+                busy_ms(f.events[d].compute), busy_ms(f.events[d].download)};
   }
+  if (f.collect_stats) {
+    std::map<std::size_t, StatsSums> sums;
+    for (std::size_t d = 0; d < n; ++d) read_stats(devices[d], f.stats_rows[d], sums);
+    combine_stats(sums, *f.input, f.smooth);
+  }
+  if (!f.prepass) record(f.fractions, times);
+}
 
-  if (!collect_stats) return;
-  std::map<std::size_t, StatsSums> sums;
-  for (std::size_t d = 0; d < n; ++d) read_stats(devices[d], stats_rows[d], sums);
-  combine_stats(sums, input, smooth);
+void Pipeline::Impl::run_now(InFlight& f) {
+  for (;;) {
+    f.fractions = policy->fractions();
+    try {
+      enqueue_frame(f);
+      wait_frame(f);
+      break;
+    } catch (const DeviceFailure& failed) {
+      fail_device(failed);
+    }
+  }
+  finish_frame(f);
+}
+
+void Pipeline::Impl::complete_oldest(std::unique_lock<std::mutex>& lock) {
+  InFlight& f = in_flight.front();
+  if (f.waited) {
+    completed.wait(lock);  // another thread completes it
+    return;
+  }
+  f.waited = true;
+  std::optional<DeviceFailure> failed;
+  lock.unlock();
+  try {
+    wait_frame(f);
+  } catch (const DeviceFailure& e) {
+    failed = e;
+  }
+  lock.lock();
+  try {
+    if (failed) {
+      // Whatever is still on the devices ends first; then the device leaves the split and the
+      // frames on the devices are redone by the others, in order.
+      for (InFlight& g : in_flight) g.drain();
+      fail_device(*failed);
+      for (InFlight& g : in_flight) run_now(g);
+      in_flight.clear();
+    } else {
+      finish_frame(f);
+      in_flight.pop_front();
+    }
+  } catch (...) {
+    for (InFlight& g : in_flight) g.drain();
+    in_flight.clear();
+    report.wall_ms += elapsed_ms(busy_since);
+    completed.notify_all();
+    throw;
+  }
+  if (in_flight.empty()) report.wall_ms += elapsed_ms(busy_since);
+  completed.notify_all();
+}
+
+void Pipeline::Impl::complete_all(std::unique_lock<std::mutex>& lock) {
+  while (!in_flight.empty()) complete_oldest(lock);
+}
+
+void Pipeline::Impl::record(const std::vector<double>& fractions,
+                            const std::vector<DeviceTimes>& times) {
+  std::vector<BandTiming> timings(times.size());
+  for (std::size_t d = 0; d < times.size(); ++d) {
+    timings[d] = {times[d].rows, times[d].total(), !failed[d]};
+    DeviceReport& r = report.devices[d];
+    share_sum[d] += fractions[d];
+    r.busy_ms += times[d].total();
+    r.upload_ms += times[d].upload;
+    r.kernel_ms += times[d].compute;
+    r.download_ms += times[d].download;
+  }
+  if (policy) policy->observe(timings);
+  ++report.frames;
+  report.split_trace.push_back(fractions);
+  for (std::size_t d = 0; d < times.size(); ++d) {
+    report.devices[d].share = share_sum[d] / report.frames;
+  }
 }
 
 void Pipeline::Impl::read_stats(Device& device, const std::vector<StatsRows>& entries,
@@ -649,7 +805,7 @@ void Pipeline::Impl::fail_device(const DeviceFailure& f) {
 }
 
 void Pipeline::Impl::run_chunks(const Frame& input, Frame& output, int chunk_rows,
-                                std::vector<BandTiming>& timings, std::vector<double>& fractions,
+                                std::vector<DeviceTimes>& times, std::vector<double>& fractions,
                                 bool collect_stats, bool smooth) {
   // EngineCL's dynamic scheme: a shared queue of chunks of rows; each device takes the next one
   // as soon as it has finished its last. One host thread per device keeps its queue fed.
@@ -657,10 +813,9 @@ void Pipeline::Impl::run_chunks(const Frame& input, Frame& output, int chunk_row
   const int height = input.height();
   std::vector<int> todo;
   for (int lo = (height - 1) / chunk_rows * chunk_rows; lo >= 0; lo -= chunk_rows) todo.push_back(lo);
-  std::mutex mutex;  // guards todo, sums, failures and the report
+  std::mutex chunk_mutex;  // guards todo, sums, failures and the report
   std::map<std::size_t, StatsSums> sums;
-  std::vector<double> ms(n, 0.0);
-  std::vector<int> rows(n, 0);
+  times.assign(n, {});
   std::exception_ptr fatal;
 
   // Wrappers of the frames are made here, before the threads share them.
@@ -678,38 +833,37 @@ void Pipeline::Impl::run_chunks(const Frame& input, Frame& output, int chunk_row
     for (;;) {
       int lo = 0;
       {
-        std::lock_guard lock(mutex);
+        std::lock_guard lock(chunk_mutex);
         if (todo.empty() || fatal) return;
         lo = todo.back();
         todo.pop_back();
       }
       const Range band{lo, std::min(height, lo + chunk_rows)};
-      std::vector<cl::Event> events;
+      BandEvents events;
       std::vector<std::function<void()>> after;
       std::vector<StatsRows> stats_rows;
       try {
         try {
-          enqueue_band(d, input, output, band, events, after, stats_rows, collect_stats);
+          enqueue_band(d, 0, input, output, band, events, after, stats_rows, collect_stats);
+          devices[d].upload_queue().flush();
           devices[d].queue().flush();
-          cl::Event::waitForEvents(events);
+          devices[d].download_queue().flush();
+          events.wait();
         } catch (const cl::Error& e) {
           throw failure(d, e, "running a chunk");
         } catch (const Error& e) {
           throw DeviceFailure{d, e};
         }
         for (auto& f : after) f();
-        double ns = 0;
-        for (auto& e : events) {
-          ns += static_cast<double>(e.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
-                                    e.getProfilingInfo<CL_PROFILING_COMMAND_START>());
-        }
-        std::lock_guard lock(mutex);
+        std::lock_guard lock(chunk_mutex);
         read_stats(devices[d], stats_rows, sums);
-        ms[d] += ns * 1e-6;
-        rows[d] += band.rows();
+        times[d].rows += band.rows();
+        times[d].upload += busy_ms(events.upload);
+        times[d].compute += busy_ms(events.compute);
+        times[d].download += busy_ms(events.download);
       } catch (const DeviceFailure& f) {
         for (auto& fn : after) fn();
-        std::lock_guard lock(mutex);
+        std::lock_guard lock(chunk_mutex);
         todo.push_back(lo);  // redone by the others
         try {
           fail_device(f);
@@ -727,11 +881,9 @@ void Pipeline::Impl::run_chunks(const Frame& input, Frame& output, int chunk_row
   for (auto& t : threads) t.join();
   if (fatal) std::rethrow_exception(fatal);
 
-  timings.assign(n, {});
   fractions.assign(n, 0.0);
   for (std::size_t d = 0; d < n; ++d) {
-    timings[d] = {rows[d], ms[d], !failed[d]};
-    fractions[d] = static_cast<double>(rows[d]) / height;
+    fractions[d] = static_cast<double>(times[d].rows) / height;
   }
   if (collect_stats) combine_stats(sums, input, smooth);
 }
@@ -775,6 +927,7 @@ Pipeline::Pipeline(DeviceSet& devices, Graph graph, PipelineOptions options)
 }
 
 Pipeline::~Pipeline() {
+  for (InFlight& f : impl_->in_flight) f.drain();
   try {
     impl_->save_split();
   } catch (...) {
@@ -790,19 +943,27 @@ Frame Pipeline::make_frame(int width, int height, PixelFormat format) const {
   return impl_->devices.make_frame(width, height, format);
 }
 
-void Pipeline::process(const Frame& input, Frame& output) {
+void Pipeline::process(const Frame& input, Frame& output) { wait(submit(input, output)); }
+
+std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
   Impl& m = *impl_;
-  const auto start = std::chrono::steady_clock::now();
+  std::unique_lock lock(m.mutex);
   if (input.empty()) throw Error("the input frame is empty");
-  if (!m.compiled || m.input_format != input.format()) m.compile(input.format());
+  if (!m.compiled || m.input_format != input.format()) {
+    m.complete_all(lock);  // frames on the devices use the passes compiled now
+    m.compile(input.format());
+  }
   const PixelFormat out_format = m.value_formats[m.output_value];
   if (output.empty() || output.width() != input.width() || output.height() != input.height() ||
       output.format() != out_format) {
     output = make_frame(input.width(), input.height(), out_format);
   }
+  const std::uint64_t ticket = ++m.last_ticket;
   const std::size_t align = m.devices.row_alignment();
   if (input.pitch() % align || output.pitch() % align) {
     // Rows of these frames cannot start sub-buffers on every device: go through aligned copies.
+    m.complete_all(lock);
+    lock.unlock();
     Frame in = make_frame(input.width(), input.height(), input.format());  // pinned if it helps
     for (int y = 0; y < input.height(); ++y) {
       std::memcpy(in.row(y), input.row(y), input.width() * bytes_per_pixel(input.format()));
@@ -812,50 +973,72 @@ void Pipeline::process(const Frame& input, Frame& output) {
     for (int y = 0; y < input.height(); ++y) {
       std::memcpy(output.row(y), out.row(y), input.width() * bytes_per_pixel(out_format));
     }
-    return;
+    return ticket;
   }
-  if (m.report.frames == 0) m.load_split(input.width(), input.height());
+  if (!m.split_loaded) {
+    m.load_split(input.width(), input.height());
+    m.split_loaded = true;
+  }
 
   // Filters that need frame statistics get them before their first frame from a pre-pass (one
   // per level of such filters), and afterwards from the frames before, smoothed.
   std::size_t stats_passes = 0;
   for (const Pass& p : m.passes) stats_passes += p.filters.front()->needs_frame_stats();
-  const std::size_t runs = m.stats.empty() ? stats_passes + 1 : 1;
+  const bool prepass = stats_passes > 0 && m.stats.empty();
+  if (prepass || m.chunk_rows > 0) {
+    // Run now, with nothing else on the devices.
+    m.complete_all(lock);
+    const auto start = std::chrono::steady_clock::now();
+    const std::size_t runs = prepass ? stats_passes + 1 : 1;
+    for (std::size_t run = 0; run < runs; ++run) {
+      m.set_filter_stats();
+      if (m.chunk_rows > 0) {
+        std::vector<DeviceTimes> times;
+        std::vector<double> fractions;
+        m.run_chunks(input, output, m.chunk_rows, times, fractions, stats_passes > 0, !prepass);
+        if (run + 1 == runs) m.record(fractions, times);
+        continue;
+      }
+      InFlight f;
+      f.ticket = ticket;
+      f.input = &input;
+      f.output = &output;
+      f.collect_stats = stats_passes > 0;
+      f.smooth = !prepass;
+      f.prepass = run + 1 < runs;
+      m.run_now(f);
+    }
+    m.report.wall_ms += elapsed_ms(start);
+    return ticket;
+  }
 
-  std::vector<BandTiming> timings;
-  std::vector<double> fractions;
-  for (std::size_t run = 0; run < runs; ++run) {
-    for (std::size_t pi = 0; pi < m.passes.size(); ++pi) {
-      if (auto it = m.stats.find(pi); it != m.stats.end()) {
-        m.passes[pi].filters.front()->set_frame_stats(it->second);
-      }
-    }
-    if (m.chunk_rows > 0) {
-      m.run_chunks(input, output, m.chunk_rows, timings, fractions, stats_passes > 0, runs == 1);
-      continue;
-    }
-    for (;;) {
-      fractions = m.policy->fractions();
-      const std::vector<int> bounds = band_boundaries(input.height(), fractions, 1);
-      try {
-        m.run_frame(input, output, bounds, timings, stats_passes > 0, /*smooth=*/runs == 1);
-        break;
-      } catch (const DeviceFailure& f) {
-        m.fail_device(f);
-      }
+  while (m.in_flight.size() >= 2) m.complete_oldest(lock);
+  const auto start = std::chrono::steady_clock::now();
+  m.set_filter_stats();
+  InFlight f;
+  f.ticket = ticket;
+  f.input = &input;
+  f.output = &output;
+  f.slot = m.in_flight.empty() ? 0 : 1 - m.in_flight.back().slot;
+  f.collect_stats = stats_passes > 0;
+  for (;;) {
+    f.fractions = m.policy->fractions();
+    try {
+      m.enqueue_frame(f);
+      break;
+    } catch (const DeviceFailure& failed) {
+      m.fail_device(failed);
     }
   }
-  if (m.policy) m.policy->observe(timings);
+  if (m.in_flight.empty()) m.busy_since = start;
+  m.in_flight.push_back(std::move(f));
+  return ticket;
+}
 
-  ++m.report.frames;
-  m.report.split_trace.push_back(fractions);
-  for (std::size_t d = 0; d < fractions.size(); ++d) {
-    m.share_sum[d] += fractions[d];
-    m.report.devices[d].share = m.share_sum[d] / m.report.frames;
-    m.report.devices[d].busy_ms += timings[d].ms;
-  }
-  m.report.wall_ms +=
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+void Pipeline::wait(std::uint64_t ticket) {
+  Impl& m = *impl_;
+  std::unique_lock lock(m.mutex);
+  while (!m.in_flight.empty() && m.in_flight.front().ticket <= ticket) m.complete_oldest(lock);
 }
 
 const RunReport& Pipeline::report() const { return impl_->report; }
@@ -871,6 +1054,8 @@ std::string RunReport::to_json() const {
     j << (i ? "," : "") << "\n    {\"id\": " << json_string(d.id) << ", \"name\": "
       << json_string(d.name) << ", \"type\": " << json_string(to_string(d.type))
       << ", \"share\": " << d.share << ", \"busy_ms\": " << d.busy_ms
+      << ", \"upload_ms\": " << d.upload_ms << ", \"kernel_ms\": " << d.kernel_ms
+      << ", \"download_ms\": " << d.download_ms
       << ", \"failed\": " << (d.failed ? "true" : "false") << "}";
   }
   j << "\n  ],\n  \"split_trace\": [";

@@ -23,11 +23,14 @@ std::int64_t process_video(VideoReader& reader, Pipeline& pipeline, VideoWriter&
     int slot = 0;
     std::int64_t index = 0;
     std::int64_t pts = 0;
+    std::uint64_t ticket = 0;
   };
   std::int64_t decoded = 0;
   std::int64_t written = 0;
   // With at most `slots` items in flight and every stage serial in order, item k + slots only
-  // enters after item k left the last stage: slot k % slots is free again.
+  // enters after item k left the last stage: slot k % slots is free again. Submitting and
+  // waiting are separate stages, so that frame N + 1 is submitted (its upload overlapping frame
+  // N's kernels) while frame N is waited for.
   tbb::parallel_pipeline(
       static_cast<std::size_t>(slots),
       tbb::make_filter<void, Item>(tbb::filter_mode::serial_in_order,
@@ -43,7 +46,13 @@ std::int64_t process_video(VideoReader& reader, Pipeline& pipeline, VideoWriter&
                                    }) &
           tbb::make_filter<Item, Item>(tbb::filter_mode::serial_in_order,
                                        [&](Item item) {
-                                         pipeline.process(inputs[item.slot], outputs[item.slot]);
+                                         item.ticket = pipeline.submit(inputs[item.slot],
+                                                                       outputs[item.slot]);
+                                         return item;
+                                       }) &
+          tbb::make_filter<Item, Item>(tbb::filter_mode::serial_in_order,
+                                       [&](Item item) {
+                                         pipeline.wait(item.ticket);
                                          return item;
                                        }) &
           tbb::make_filter<Item, void>(tbb::filter_mode::serial_in_order, [&](Item item) {

@@ -50,7 +50,9 @@ std::vector<std::size_t> select_devices(std::string_view spec,
                                         std::span<const DeviceInfo> available);
 
 /// One selected device: its context (shared with the other selected devices of its platform)
-/// and its own in-order queue with profiling enabled.
+/// and its own in-order queue with profiling enabled. A device with its own memory (a discrete
+/// GPU) has two more queues for copies, so that a frame's upload and another's download can
+/// overlap the kernels of a third.
 class Device {
  public:
   Device(DeviceInfo info, cl::Device device, cl::Context context);
@@ -59,6 +61,10 @@ class Device {
   const cl::Device& cl_device() const { return device_; }
   const cl::Context& context() const { return context_; }
   cl::CommandQueue& queue() { return queue_; }
+  /// Host-to-device copies; queue() itself on devices that share the host's memory.
+  cl::CommandQueue& upload_queue() { return upload_queue_; }
+  /// Device-to-host copies; queue() itself on devices that share the host's memory.
+  cl::CommandQueue& download_queue() { return download_queue_; }
   /// Index of this device's context within its DeviceSet; devices with equal indices share it.
   int context_index() const { return context_index_; }
 
@@ -69,6 +75,8 @@ class Device {
   cl::Device device_;
   cl::Context context_;
   cl::CommandQueue queue_;
+  cl::CommandQueue upload_queue_;
+  cl::CommandQueue download_queue_;
   int context_index_ = 0;
   // Programs built for this device in this context, by (ProgramCache id, key): they live as
   // long as the device, so closing a DeviceSet frees its contexts.

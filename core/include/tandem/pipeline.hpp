@@ -2,6 +2,7 @@
 // Runs a graph on frames, every frame cut into one band of rows per device: each device runs
 // the whole graph on its band (with the halo rows the graph needs) and writes its own
 // sub-buffer of the output; all queues are flushed, then the host waits once per frame.
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,13 +33,16 @@ struct DeviceReport {
   DeviceType type = DeviceType::other;
   double share = 0;    ///< mean fraction of rows over the frames run
   double busy_ms = 0;  ///< total busy time (kernels and its own transfers)
+  double upload_ms = 0;    ///< of which host-to-device copies (0 where memory is shared)
+  double kernel_ms = 0;    ///< of which kernels and copies between device buffers
+  double download_ms = 0;  ///< of which device-to-host copies (mapping where memory is shared)
   bool failed = false;
 };
 
 /// What a run did: per-device shares and times, the split of every frame, fallbacks.
 struct RunReport {
   int frames = 0;
-  double wall_ms = 0;
+  double wall_ms = 0;  ///< host time while at least one frame was on the devices
   std::vector<DeviceReport> devices;
   std::vector<std::vector<double>> split_trace;  ///< per frame, fraction of rows per device
   std::vector<std::string> fallbacks;            ///< one line per device taken out of the split
@@ -60,6 +64,19 @@ class Pipeline {
   /// Runs the graph on `input` into `output`, which must have the input's size and
   /// output_format(); frames of any pitch work, aligned ones without a copy.
   void process(const Frame& input, Frame& output);
+
+  /// Double buffering: starts `input` -> `output` on the devices and returns a ticket without
+  /// waiting, so that this frame's upload overlaps the kernels of the frame before, and that
+  /// frame's download overlaps this frame's kernels. Both frames must stay alive and untouched
+  /// until wait() returns for the ticket. At most two frames are on the devices: a third
+  /// submit() first waits for the oldest. The split of a frame learns from the frames completed
+  /// before it was submitted. submit() and wait() may be called from two threads (a feeding and
+  /// a draining one); process() is submit() then wait().
+  std::uint64_t submit(const Frame& input, Frame& output);
+  /// Waits until the frame of `ticket` (and every frame submitted before it) is in its output;
+  /// returns at once for a completed ticket. A device that fails leaves the split and the frames
+  /// on the devices are redone by the others (see RunReport::fallbacks).
+  void wait(std::uint64_t ticket);
 
   const RunReport& report() const;
   const Graph& graph() const;

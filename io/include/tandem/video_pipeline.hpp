@@ -1,7 +1,7 @@
 #pragma once
 // A whole video through a Pipeline: decode -> RGBA frame -> bands on the devices -> frame ->
 // encode, as a TBB pipeline with a bounded number of frames in flight, so that while the devices
-// process frame N, frame N+1 is decoded and frame N-1 encoded.
+// process frame N, frame N+1 is decoded and uploaded and frame N-1 downloaded and encoded.
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -12,9 +12,9 @@
 namespace tandem {
 
 struct VideoRunOptions {
-  /// Frames in flight (decoded, on the devices, being encoded); memory is this many input and
-  /// output frames whatever the length of the video.
-  int frames_in_flight = 3;
+  /// Frames in flight (being decoded, on the devices (two at most, Pipeline::submit), being
+  /// encoded); memory is this many input and output frames whatever the length of the video.
+  int frames_in_flight = 4;
   /// Called after each frame is encoded, in order, with its index, timestamp and the output.
   std::function<void(std::int64_t index, std::int64_t pts, const Frame& output)> on_frame;
   /// Set (from a signal handler, say) to stop after the frames in flight.

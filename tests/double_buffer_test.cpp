@@ -1,0 +1,138 @@
+// Pipeline::submit()/wait(): two frames on the devices at once give the same frames as one at
+// a time on one device, in order, whichever thread waits.
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <semaphore>
+#include <thread>
+
+#include "test_support.hpp"
+
+namespace tandem {
+namespace {
+
+constexpr const char* kGraph = "gaussian=sigma=2,saturation=1.3";
+
+PipelineOptions options() {
+  PipelineOptions o;
+  o.persist_split = false;
+  return o;
+}
+
+// What one device alone makes of `input`: frames in flight and bands must not change it.
+Frame one_at_a_time(const Frame& input) {
+  return test::run_graph(kGraph, input, test::device_ids()[0], "single");
+}
+
+void copy_pixels(const Frame& from, Frame& to) {
+  for (int y = 0; y < from.height(); ++y) {
+    std::memcpy(to.row(y), from.row(y), static_cast<std::size_t>(from.width()) * 4);
+  }
+}
+
+TEST(DoubleBuffer, FramesInFlightEqualTheReferenceFrameByFrame) {
+  for (const test::Size size : {test::Size{3, 7}, test::Size{333, 217}}) {
+    DeviceSet set = DeviceSet::open("all");
+    Pipeline pipeline(set, Graph::parse(kGraph), options());
+    constexpr int kSlots = 3, kFrames = 12;
+    std::vector<Frame> inputs, outputs;
+    std::vector<Frame> want;
+    for (int i = 0; i < kSlots; ++i) {
+      inputs.push_back(pipeline.make_frame(size.width, size.height, PixelFormat::rgba8));
+      outputs.push_back(pipeline.make_frame(size.width, size.height, PixelFormat::rgba8));
+    }
+    std::vector<std::uint64_t> tickets(kFrames);
+    for (int i = 0; i < kFrames + kSlots; ++i) {
+      const int slot = i % kSlots;
+      if (i >= kSlots) {
+        // The slot's last frame must be complete before the slot is reused.
+        const int done = i - kSlots;
+        pipeline.wait(tickets[done]);
+        EXPECT_EQ(test::max_difference(outputs[slot], want[done]), 0.0)
+            << size.width << "x" << size.height << " frame " << done;
+      }
+      if (i >= kFrames) continue;
+      const Frame source = test::random_frame(size.width, size.height, PixelFormat::rgba8, i);
+      want.push_back(one_at_a_time(source));
+      copy_pixels(source, inputs[slot]);
+      tickets[i] = pipeline.submit(inputs[slot], outputs[slot]);
+    }
+    EXPECT_EQ(pipeline.report().frames, kFrames);
+    EXPECT_EQ(pipeline.report().split_trace.size(), static_cast<std::size_t>(kFrames));
+  }
+}
+
+TEST(DoubleBuffer, WaitingForAFrameCompletesTheFramesBeforeIt) {
+  DeviceSet set = DeviceSet::open("all");
+  Pipeline pipeline(set, Graph::parse(kGraph), options());
+  const Frame a = test::random_frame(96, 64, PixelFormat::rgba8, 1);
+  const Frame b = test::random_frame(96, 64, PixelFormat::rgba8, 2);
+  Frame out_a, out_b;
+  const std::uint64_t ta = pipeline.submit(a, out_a);
+  const std::uint64_t tb = pipeline.submit(b, out_b);
+  EXPECT_LT(ta, tb);
+  pipeline.wait(tb);
+  EXPECT_EQ(pipeline.report().frames, 2);
+  EXPECT_EQ(test::max_difference(out_a, one_at_a_time(a)), 0.0);
+  EXPECT_EQ(test::max_difference(out_b, one_at_a_time(b)), 0.0);
+  pipeline.wait(ta);  // completed already: returns at once
+  EXPECT_EQ(pipeline.report().frames, 2);
+
+  // The time of each device is split into its transfers and its kernels.
+  for (const DeviceReport& d : pipeline.report().devices) {
+    EXPECT_NEAR(d.busy_ms, d.upload_ms + d.kernel_ms + d.download_ms, 1e-6) << d.id;
+    if (d.share > 0) {
+      EXPECT_GT(d.kernel_ms, 0.0) << d.id;
+    }
+  }
+}
+
+// One thread submits and another waits, as process_video's stages do.
+TEST(DoubleBuffer, OneThreadSubmitsAnotherWaits) {
+  DeviceSet set = DeviceSet::open("all");
+  Pipeline pipeline(set, Graph::parse(kGraph), options());
+  constexpr int kSlots = 4, kFrames = 40, kWidth = 80, kHeight = 45;
+  std::vector<Frame> inputs, outputs;
+  for (int i = 0; i < kSlots; ++i) {
+    inputs.push_back(pipeline.make_frame(kWidth, kHeight, PixelFormat::rgba8));
+    outputs.push_back(pipeline.make_frame(kWidth, kHeight, PixelFormat::rgba8));
+  }
+  std::counting_semaphore<kSlots> free_slots(kSlots);
+  std::mutex mutex;
+  std::condition_variable ready;
+  std::deque<std::pair<int, std::uint64_t>> submitted;
+  std::thread feeder([&] {
+    for (int i = 0; i < kFrames; ++i) {
+      free_slots.acquire();
+      copy_pixels(test::random_frame(kWidth, kHeight, PixelFormat::rgba8, 100 + i),
+                  inputs[i % kSlots]);
+      const std::uint64_t ticket = pipeline.submit(inputs[i % kSlots], outputs[i % kSlots]);
+      std::lock_guard lock(mutex);
+      submitted.emplace_back(i, ticket);
+      ready.notify_one();
+    }
+  });
+  for (int i = 0; i < kFrames; ++i) {
+    std::pair<int, std::uint64_t> next;
+    {
+      std::unique_lock lock(mutex);
+      ready.wait(lock, [&] { return !submitted.empty(); });
+      next = submitted.front();
+      submitted.pop_front();
+    }
+    ASSERT_EQ(next.first, i);
+    pipeline.wait(next.second);
+    const Frame want =
+        one_at_a_time(test::random_frame(kWidth, kHeight, PixelFormat::rgba8, 100 + i));
+    EXPECT_EQ(test::max_difference(outputs[i % kSlots], want), 0.0) << "frame " << i;
+    free_slots.release();
+  }
+  feeder.join();
+  EXPECT_EQ(pipeline.report().frames, kFrames);
+}
+
+}  // namespace
+}  // namespace tandem
