@@ -65,6 +65,12 @@ const char* const kUsage =
     "      graph G on each selected device alone, then on all of them together; prints the\n"
     "      split trace and the co-execution efficiency (1/T_co) / sum(1/T_i).\n"
     "      Default graph: \"gaussian=sigma=2,saturation=1.3,tonemap\".\n"
+    "  tandem-bench stream [--graph G] [--size 1920x1080] [--frames 100] [--warmup 10]\n"
+    "                      [--devices all] [--split adaptive] [--json FILE]\n"
+    "      a stream of frames from memory (what a video is once decoded): one frame at a time\n"
+    "      (Pipeline::process) against double-buffered (Pipeline::submit/wait, two frames on\n"
+    "      the devices), with each device's upload, kernel and download time per frame.\n"
+    "      Default graph: \"gaussian=sigma=2,saturation=1.3\".\n"
     "\n"
     "Common options: --ring K (distinct synthetic frames cycled through, default 4),\n"
     "  --json FILE (the numbers as JSON). Figures are ms per frame from host memory to host\n"
@@ -105,12 +111,13 @@ int parse_int(const std::string& flag, const std::string& text, int lo, int hi) 
 
 Options parse_options(int argc, char** argv) {
   Options o;
-  if (argc < 2) throw UsageError("a mode is needed: filters or coexec");
+  if (argc < 2) throw UsageError("a mode is needed: filters, coexec or stream");
   o.mode = argv[1];
   if (o.mode == "-h" || o.mode == "--help" || o.mode == "help") return o;
-  if (o.mode != "filters" && o.mode != "coexec") {
-    throw UsageError("unknown mode '" + o.mode + "' (filters or coexec)");
+  if (o.mode != "filters" && o.mode != "coexec" && o.mode != "stream") {
+    throw UsageError("unknown mode '" + o.mode + "' (filters, coexec or stream)");
   }
+  if (o.mode == "stream") o.graph = "gaussian=sigma=2,saturation=1.3";
   for (int i = 2; i < argc; ++i) {
     std::string flag = argv[i];
     std::string value;
@@ -143,9 +150,9 @@ Options parse_options(int argc, char** argv) {
       o.ring = parse_int(flag, take(), 1, 64);
     } else if (flag == "--devices") {
       o.devices = take();
-    } else if (flag == "--graph" && o.mode == "coexec") {
+    } else if (flag == "--graph" && o.mode != "filters") {
       o.graph = take();
-    } else if (flag == "--split" && o.mode == "coexec") {
+    } else if (flag == "--split" && o.mode != "filters") {
       o.split = take();
     } else if (flag == "--format" && o.mode == "coexec") {
       const std::string f = take();
@@ -162,7 +169,7 @@ Options parse_options(int argc, char** argv) {
       throw UsageError("unknown option '" + flag + "' for mode " + o.mode);
     }
   }
-  if (o.frames < 0) o.frames = o.mode == "filters" ? 20 : 60;
+  if (o.frames < 0) o.frames = o.mode == "filters" ? 20 : o.mode == "coexec" ? 60 : 100;
   // The adaptive split drops each device's first band and waits for three agreeing ones: give it
   // enough untimed frames in coexec.
   if (o.warmup < 0) o.warmup = o.mode == "filters" ? 3 : 10;
@@ -976,6 +983,97 @@ int run_coexec(const Options& o, const Machine& machine) {
   return 0;
 }
 
+// ---- Mode: stream ----------------------------------------------------------------------------
+
+int run_stream(const Options& o, const Machine& machine) {
+  Graph graph = Graph::parse(o.graph);
+  graph.validate(o.format);
+  Devices devices = open_devices(o.devices);
+  DeviceSet set = DeviceSet::open(o.devices);
+  print_header(machine, devices.all, devices.selected);
+  const std::vector<Frame> ring = synthetic_frames(o.width, o.height, o.format, o.ring,
+                                                   set.row_alignment(), set.host_allocator());
+  std::printf("## Stream: \"%s\"\n\n", o.graph.c_str());
+  std::printf(
+      "%s %dx%d frames from memory, a ring of %d synthetic frames (pinned by a discrete GPU's "
+      "context when one is selected); split %s; %d warm-up frames, then %d timed frames. A "
+      "timed frame is the host time between two frames leaving the devices (for one frame at "
+      "a time: from host memory to host memory).\n\n",
+      std::string(tandem::to_string(o.format)).c_str(), o.width, o.height, o.ring,
+      o.split.c_str(), o.warmup, o.frames);
+
+  struct Run {
+    const char* name;
+    Summary time;
+    tandem::RunReport report, warmed;
+  };
+  std::vector<Run> runs;
+  for (const bool double_buffered : {false, true}) {
+    PipelineOptions options;
+    options.split = o.split;
+    options.persist_split = false;
+    Pipeline pipeline(set, graph, options);
+    const PixelFormat out_format = pipeline.output_format(o.format);
+    // Two output frames: the frame on the devices and the one before it.
+    std::vector<Frame> outputs;
+    for (int i = 0; i < 2; ++i) outputs.push_back(pipeline.make_frame(o.width, o.height, out_format));
+    std::vector<std::uint64_t> tickets(outputs.size(), 0);
+    const int ring_size = static_cast<int>(ring.size());
+    Run run{double_buffered ? "double-buffered (submit/wait)" : "one frame at a time (process)"};
+    const auto ms = time_frames(
+        o.warmup, o.frames,
+        [&](int i) {
+          const Frame& input = ring[static_cast<std::size_t>(i % ring_size)];
+          if (!double_buffered) {
+            pipeline.process(input, outputs[0]);
+            return;
+          }
+          // Wait for the frame that last used this output, then start the next one into it.
+          const std::size_t slot = static_cast<std::size_t>(i) % outputs.size();
+          if (tickets[slot]) pipeline.wait(tickets[slot]);
+          tickets[slot] = pipeline.submit(input, outputs[slot]);
+        },
+        [&] { run.warmed = pipeline.report(); });
+    for (auto t : tickets) pipeline.wait(t);
+    run.time = summarize(ms);
+    run.report = pipeline.report();
+    runs.push_back(run);
+  }
+
+  for (const Run& run : runs) {
+    std::printf("%s:\n  %-40s %s  %7.1f fps\n", run.name, "all selected devices",
+                describe(run.time).c_str(), 1000 / run.time.median);
+    const int frames = run.report.frames - run.warmed.frames;
+    std::printf("  per frame, mean over the timed frames (profiling events): ms upload / kernels "
+                "/ download, share of rows\n");
+    for (std::size_t d = 0; d < run.report.devices.size(); ++d) {
+      const auto& now = run.report.devices[d];
+      const auto& before = run.warmed.devices[d];
+      std::printf("    %-50s %7.3f / %7.3f / %7.3f   %.3f\n",
+                  device_label(devices.all[devices.selected[d]]).c_str(),
+                  (now.upload_ms - before.upload_ms) / frames,
+                  (now.kernel_ms - before.kernel_ms) / frames,
+                  (now.download_ms - before.download_ms) / frames,
+                  (now.share * run.report.frames - before.share * run.warmed.frames) / frames);
+    }
+  }
+  const double gain = runs[0].time.median / runs[1].time.median;
+  std::printf("\ndouble buffering: %.3fx the frame rate of one frame at a time (medians)\n", gain);
+  std::printf("\nload at the end: %s\n", load_average().c_str());
+
+  if (!o.json.empty()) {
+    std::string j = "{\n  \"mode\": \"stream\",\n" + json_header(machine, o) +
+                    "  \"graph\": " + json_string(o.graph) +
+                    ",\n  \"split\": " + json_string(o.split) +
+                    ",\n  \"one_at_a_time\": " + json_summary(runs[0].time) +
+                    ",\n  \"double_buffered\": " + json_summary(runs[1].time) +
+                    ",\n  \"gain\": " + json_number(gain) +
+                    ",\n  \"run_report\": " + runs[1].report.to_json() + "}\n";
+    write_file(o.json, j);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -992,7 +1090,8 @@ int main(int argc, char** argv) {
   }
   try {
     const Machine machine = describe_machine(argc, argv);
-    return o.mode == "filters" ? run_filters(o, machine) : run_coexec(o, machine);
+    if (o.mode == "filters") return run_filters(o, machine);
+    return o.mode == "coexec" ? run_coexec(o, machine) : run_stream(o, machine);
   } catch (const tandem::Error& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "tandem-bench: error: %s\n", e.what());
