@@ -69,7 +69,7 @@ TEST_F(VideoPipeline, EveryFrameEqualsTheImagePathInOrder) {
     VideoWriterOptions wo;
     wo.codec = "ffv1";  // lossless: what is written is what was computed
     VideoWriter writer(out, reader, wo);
-    EXPECT_EQ(process_video(reader, pipeline, writer), 40);
+    EXPECT_EQ(process_video(reader, pipeline, writer).frames, 40);
     writer.finish();
   }
   // Decode input and output again; output frame k must be the image path on input frame k.
@@ -114,7 +114,7 @@ TEST_F(VideoPipeline, ThousandFramesWithASlowStageNoneLostOrReordered) {
     std::this_thread::sleep_for(std::chrono::microseconds(rng() % 2000));
     if (index == 100) rss_at_100 = resident_kib();
   };
-  EXPECT_EQ(process_video(reader, pipeline, writer, run), 1000);
+  EXPECT_EQ(process_video(reader, pipeline, writer, run).frames, 1000);
   writer.finish();
   const long rss_at_end = resident_kib();
   ASSERT_EQ(seen.size(), 1000u);

@@ -89,8 +89,11 @@ std::atomic<bool> g_interrupted{false};
 void print_summary(const tandem::RunReport& report, const std::string& what) {
   std::fprintf(stderr, "tandem: wrote %s in %.1f ms\n", what.c_str(), report.wall_ms);
   for (const auto& d : report.devices) {
-    std::fprintf(stderr, "  %-5s %-40s share %5.1f%%  busy %8.2f ms%s\n", d.id.c_str(),
-                 d.name.c_str(), 100 * d.share, d.busy_ms, d.failed ? "  (failed)" : "");
+    std::fprintf(stderr,
+                 "  %-5s %-40s share %5.1f%%  busy %8.2f ms (upload %.2f, kernels %.2f, "
+                 "download %.2f)%s\n",
+                 d.id.c_str(), d.name.c_str(), 100 * d.share, d.busy_ms, d.upload_ms, d.kernel_ms,
+                 d.download_ms, d.failed ? "  (failed)" : "");
   }
 }
 
@@ -278,8 +281,9 @@ int run_video(const RunOptions& o) {
     encoded = index + 1;
     progress.update(encoded, pipeline.report());
   };
+  tandem::VideoRunStats stats;
   try {
-    tandem::process_video(reader, pipeline, writer, run);
+    stats = tandem::process_video(reader, pipeline, writer, run);
   } catch (...) {
     std::signal(SIGINT, previous);
     writer.abort();
@@ -299,7 +303,23 @@ int run_video(const RunOptions& o) {
   writer.finish();
   print_summary(pipeline.report(), o.output + " (" + std::to_string(encoded) + " frames, " +
                                        writer.codec() + ")");
-  if (!o.report.empty()) write_report(o.report, pipeline.report().to_json());
+  std::fprintf(stderr,
+               "  host time per stage (the stages overlap): decode %.1f ms, submit %.1f ms, wait "
+               "for the devices %.1f ms, encode %.1f ms; wall %.1f ms\n",
+               stats.decode_ms, stats.submit_ms, stats.wait_ms, stats.encode_ms, stats.wall_ms);
+  if (!o.report.empty()) {
+    // The run report with the video's stage times added.
+    std::string json = pipeline.report().to_json();
+    const auto end = json.rfind('}');
+    char video[256];
+    std::snprintf(video, sizeof video,
+                  ",\n  \"video\": {\"frames\": %lld, \"wall_ms\": %.3f, \"decode_ms\": %.3f, "
+                  "\"submit_ms\": %.3f, \"wait_ms\": %.3f, \"encode_ms\": %.3f}",
+                  static_cast<long long>(stats.frames), stats.wall_ms, stats.decode_ms,
+                  stats.submit_ms, stats.wait_ms, stats.encode_ms);
+    json.insert(json.find_last_not_of(" \n", end - 1) + 1, video);
+    write_report(o.report, json);
+  }
   return 0;
 }
 #endif

@@ -1,5 +1,6 @@
 #include "tandem/video_pipeline.hpp"
 
+#include <chrono>
 #include <vector>
 
 #include <tbb/parallel_pipeline.h>
@@ -8,8 +9,29 @@
 
 namespace tandem {
 
-std::int64_t process_video(VideoReader& reader, Pipeline& pipeline, VideoWriter& writer,
-                           const VideoRunOptions& options) {
+namespace {
+
+// Adds the time `stage` takes to `ms`.
+template <typename F>
+auto timed(double& ms, F&& stage) {
+  const auto start = std::chrono::steady_clock::now();
+  struct Add {
+    double& ms;
+    std::chrono::steady_clock::time_point start;
+    ~Add() {
+      ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count();
+    }
+  } add{ms, start};
+  return stage();
+}
+
+}  // namespace
+
+VideoRunStats process_video(VideoReader& reader, Pipeline& pipeline, VideoWriter& writer,
+                            const VideoRunOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  VideoRunStats stats;
   const int slots = std::max(1, options.frames_in_flight);
   const VideoInfo& info = reader.info();
   // The ring: one input and one output frame per frame in flight, made once, so their memory
@@ -37,7 +59,9 @@ std::int64_t process_video(VideoReader& reader, Pipeline& pipeline, VideoWriter&
                                    [&](tbb::flow_control& fc) {
                                      Item item{static_cast<int>(decoded % slots), decoded, 0};
                                      if ((options.stop && options.stop->load()) ||
-                                         !reader.read(inputs[item.slot], item.pts)) {
+                                         !timed(stats.decode_ms, [&] {
+                                           return reader.read(inputs[item.slot], item.pts);
+                                         })) {
                                        fc.stop();
                                        return item;
                                      }
@@ -46,24 +70,31 @@ std::int64_t process_video(VideoReader& reader, Pipeline& pipeline, VideoWriter&
                                    }) &
           tbb::make_filter<Item, Item>(tbb::filter_mode::serial_in_order,
                                        [&](Item item) {
-                                         item.ticket = pipeline.submit(inputs[item.slot],
-                                                                       outputs[item.slot]);
+                                         item.ticket = timed(stats.submit_ms, [&] {
+                                           return pipeline.submit(inputs[item.slot],
+                                                                  outputs[item.slot]);
+                                         });
                                          return item;
                                        }) &
           tbb::make_filter<Item, Item>(tbb::filter_mode::serial_in_order,
                                        [&](Item item) {
-                                         pipeline.wait(item.ticket);
+                                         timed(stats.wait_ms, [&] { pipeline.wait(item.ticket); });
                                          return item;
                                        }) &
           tbb::make_filter<Item, void>(tbb::filter_mode::serial_in_order, [&](Item item) {
             if (item.index != written) throw Error("internal: frames left the pipeline out of order");
-            writer.write(outputs[item.slot], item.pts);
-            writer.write(reader.take_packets());
+            timed(stats.encode_ms, [&] {
+              writer.write(outputs[item.slot], item.pts);
+              writer.write(reader.take_packets());
+            });
             ++written;
             if (options.on_frame) options.on_frame(item.index, item.pts, outputs[item.slot]);
           }));
   writer.write(reader.take_packets());
-  return written;
+  stats.frames = written;
+  stats.wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return stats;
 }
 
 }  // namespace tandem

@@ -21,10 +21,22 @@ struct VideoRunOptions {
   const std::atomic<bool>* stop = nullptr;
 };
 
+/// Where a video's host time went, summed over its frames. The stages run at once, so their sum
+/// exceeds the wall time by as much as they overlapped; the devices' own upload, kernel and
+/// download times are in Pipeline::report().
+struct VideoRunStats {
+  std::int64_t frames = 0;  ///< frames written
+  double wall_ms = 0;
+  double decode_ms = 0;  ///< reading, decoding and converting to RGBA
+  double submit_ms = 0;  ///< handing frames to the devices (Pipeline::submit)
+  double wait_ms = 0;    ///< waiting for the devices (Pipeline::wait)
+  double encode_ms = 0;  ///< converting from RGBA, encoding and writing, with copied packets
+};
+
 /// Processes every frame `reader` gives with `pipeline` and writes it, with the source's other
-/// streams, to `writer`. Returns the number of frames written; does not finish() the writer.
-/// On an exception the writer is left to the caller (abort() it).
-std::int64_t process_video(VideoReader& reader, Pipeline& pipeline, VideoWriter& writer,
-                           const VideoRunOptions& options = {});
+/// streams, to `writer`. Does not finish() the writer. On an exception the writer is left to the
+/// caller (abort() it).
+VideoRunStats process_video(VideoReader& reader, Pipeline& pipeline, VideoWriter& writer,
+                            const VideoRunOptions& options = {});
 
 }  // namespace tandem
