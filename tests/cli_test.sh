@@ -105,6 +105,27 @@ if "$tandem" --help | grep -q -- "--codec" && command -v ffmpeg >/dev/null; then
     -t 2 -c:v ffv1 -c:a pcm_s16le "$work/in.mkv"
   expect_ok "processes a video" -i "$work/in.mkv" -o "$work/out/v.mkv" -f "saturation=1.3" --codec ffv1
   [ -s "$work/out/v.mkv" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL no video written"; }
+  # frames COUNT FILE: checks the number of video frames ffprobe decodes from FILE.
+  frames() {
+    local want=$1 file=$2 got
+    got=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$file" 2>&1)
+    if [ "$got" = "$want" ]; then pass=$((pass + 1)); echo "ok   $want frames in $(basename "$file")"; else
+      fail=$((fail + 1)); echo "FAIL $(basename "$file") has '$got' frames, not $want"; fi
+  }
+  frames 50 "$work/out/v.mkv"
+  ffprobe -v error -select_streams a:0 -show_entries stream=codec_name -of csv=p=0 "$work/out/v.mkv" | grep -q pcm_s16le &&
+    pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL the audio stream was not copied"; }
+  expect_ok "--start and --duration" -i "$work/in.mkv" -o "$work/out/s.mkv" -f saturation --codec ffv1 --start 1 --duration 0.4
+  frames 10 "$work/out/s.mkv"
+  # y4m through a shell pipe: ffmpeg | tandem | ffmpeg.
+  if ffmpeg -loglevel error -i "$work/in.mkv" -pix_fmt yuv420p -f yuv4mpegpipe - |
+    "$tandem" -i - -o - -f "gaussian=sigma=1" 2>"$work/stderr" |
+    ffmpeg -loglevel error -f yuv4mpegpipe -i - -c:v ffv1 "$work/out/pipe.mkv"; then
+    pass=$((pass + 1)); echo "ok   y4m through pipes"
+  else
+    fail=$((fail + 1)); echo "FAIL y4m through pipes"; sed 's/^/     stderr: /' "$work/stderr"
+  fi
+  frames 50 "$work/out/pipe.mkv"
   expect_ok "json progress" -i "$work/in.mkv" -o "$work/out/p.mkv" -f saturation --progress json --frames 10
   grep -q '"frame": 10' "$work/stderr" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL no json progress line for frame 10"; }
   grep -q $'\r' "$work/stderr" && { fail=$((fail + 1)); echo "FAIL a progress bar was drawn on a non-terminal"; } || pass=$((pass + 1))
