@@ -94,6 +94,11 @@ struct DeviceTimes {
   double compute = 0;
   double download = 0;
   double total() const { return upload + compute + download; }
+  // What the device costs a frame: with frames overlapping, its three queues run at once and the
+  // longest sets its pace; one frame at a time, they add up.
+  double cost(bool overlapped) const {
+    return overlapped ? std::max({upload, compute, download}) : total();
+  }
 };
 
 double elapsed_ms(std::chrono::steady_clock::time_point since) {
@@ -215,6 +220,7 @@ struct InFlight {
   std::vector<std::function<void()>> after;  // unmaps, once its events completed
   std::vector<std::vector<StatsRows>> stats_rows;
   bool waited = false;  // a thread waits for its events
+  bool overlapped = false;  // submitted while another frame was on the devices
 
   void run_after() {
     for (auto& f : after) f();
@@ -299,7 +305,8 @@ struct Pipeline::Impl {
   void run_now(InFlight& f);
   void complete_oldest(std::unique_lock<std::mutex>& lock);
   void complete_all(std::unique_lock<std::mutex>& lock);
-  void record(const std::vector<double>& fractions, const std::vector<DeviceTimes>& times);
+  void record(const std::vector<double>& fractions, const std::vector<DeviceTimes>& times,
+              bool overlapped = false);
   void enqueue_band(std::size_t d, int slot, const Frame& input, Frame& output, Range band,
                     BandEvents& events, std::vector<std::function<void()>>& after,
                     std::vector<StatsRows>& stats_rows, bool collect_stats);
@@ -667,7 +674,7 @@ void Pipeline::Impl::finish_frame(InFlight& f) {
     for (std::size_t d = 0; d < n; ++d) read_stats(devices[d], f.stats_rows[d], sums);
     combine_stats(sums, *f.input, f.smooth);
   }
-  if (!f.prepass) record(f.fractions, times);
+  if (!f.prepass) record(f.fractions, times, f.overlapped);
 }
 
 void Pipeline::Impl::run_now(InFlight& f) {
@@ -727,10 +734,10 @@ void Pipeline::Impl::complete_all(std::unique_lock<std::mutex>& lock) {
 }
 
 void Pipeline::Impl::record(const std::vector<double>& fractions,
-                            const std::vector<DeviceTimes>& times) {
+                            const std::vector<DeviceTimes>& times, bool overlapped) {
   std::vector<BandTiming> timings(times.size());
   for (std::size_t d = 0; d < times.size(); ++d) {
-    timings[d] = {times[d].rows, times[d].total(), !failed[d]};
+    timings[d] = {times[d].rows, times[d].cost(overlapped), !failed[d]};
     DeviceReport& r = report.devices[d];
     share_sum[d] += fractions[d];
     r.busy_ms += times[d].total();
@@ -1021,6 +1028,7 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
   f.output = &output;
   f.slot = m.in_flight.empty() ? 0 : 1 - m.in_flight.back().slot;
   f.collect_stats = stats_passes > 0;
+  f.overlapped = !m.in_flight.empty();
   for (;;) {
     f.fractions = m.policy->fractions();
     try {

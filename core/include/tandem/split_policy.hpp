@@ -11,7 +11,8 @@ namespace tandem {
 /// What one device did on one frame.
 struct BandTiming {
   int rows = 0;    ///< output rows it computed (0 when it sat out)
-  double ms = 0;   ///< its busy time: kernels plus its own transfers, from profiling events
+  double ms = 0;   ///< what the frame cost it, from profiling events: kernels plus its own
+                   ///< transfers, or the longest of the three when frames overlap
   bool ok = true;  ///< false when the device failed on this frame
 };
 
