@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs tandem into a temporary prefix, then builds and runs the example projects (copied out of
 # the source tree) and a one-file pkg-config build against that prefix only.
-# Usage: install_test.sh CMAKE BUILD_DIR SOURCE_DIR LIBDIR CXX GENERATOR PKG_CONFIG
+# Usage: install_test.sh CMAKE BUILD_DIR SOURCE_DIR LIBDIR CXX GENERATOR PKG_CONFIG WITH_IO WITH_VIDEO
+# (WITH_IO, WITH_VIDEO: 1 when tandem_io, tandem_video were built, so must be installed)
 set -euo pipefail
 cmake=$1 build_dir=$2 source_dir=$3 libdir=$4 cxx=$5 generator=$6 pkg_config=$7
+with_io=$8 with_video=$9
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tandem-install-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -18,6 +20,18 @@ for f in include/tandem/tandem.hpp include/tandem/pipeline.hpp "$libdir/libtande
          "$libdir/cmake/tandem/tandemTargets.cmake" "$libdir/pkgconfig/tandem.pc"; do
   [[ -e $prefix/$f ]] || fail "$f was not installed"
 done
+if [[ $with_io == 1 ]]; then
+  for f in include/tandem/image_io.hpp include/tandem/cv.hpp "$libdir/libtandem_io.so" \
+           "$libdir/cmake/tandem/tandemIoTargets.cmake"; do
+    [[ -e $prefix/$f ]] || fail "$f was not installed"
+  done
+fi
+if [[ $with_video == 1 ]]; then
+  for f in include/tandem/video_io.hpp include/tandem/video_pipeline.hpp \
+           "$libdir/libtandem_video.so" "$libdir/cmake/tandem/tandemVideoTargets.cmake"; do
+    [[ -e $prefix/$f ]] || fail "$f was not installed"
+  done
+fi
 # libtandem.so -> libtandem.so.MAJOR (the SONAME) -> libtandem.so.MAJOR.MINOR.PATCH
 soname=$(objdump -p "$prefix/$libdir/libtandem.so" | awk '$1 == "SONAME" {print $2}')
 [[ -n $soname && -L $prefix/$libdir/libtandem.so && -e $prefix/$libdir/$soname ]] ||
@@ -73,6 +87,68 @@ build_example build_graph
 cat "$tmp/build_graph.out"
 grep -qx 'graph: .*split.*gaussian=.*blend=.*' "$tmp/build_graph.out" ||
   fail "build_graph did not print its graph"
+
+# README shows parts of examples/user_filter and examples/video_callback: every line it shows
+# must be in the example.
+for name in user_filter video_callback; do
+  awk -v header="\`examples/$name/main.cpp\` (excerpt):" '$0 == header { found = 1; next }
+       found && /^```/ { if (inside) exit; inside = 1; next }
+       inside && NF { print }' "$source_dir/README.md" > "$tmp/readme-$name"
+  [[ -s $tmp/readme-$name ]] || fail "README.md shows no excerpt of examples/$name"
+  while IFS= read -r line; do
+    grep -qxF -- "$line" "$source_dir/examples/$name/main.cpp" ||
+      fail "README.md's excerpt of examples/$name has a line its main.cpp lacks: $line"
+  done < "$tmp/readme-$name"
+done
+
+# A PNG's width and height: big-endian at bytes 16 and 20.
+png_size() {
+  [[ $(head -c 8 "$1" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] || return 1
+  od -An -tu1 -j16 -N8 "$1" |
+    awk '{ printf "%dx%d\n", (($1 * 256 + $2) * 256 + $3) * 256 + $4, (($5 * 256 + $6) * 256 + $7) * 256 + $8 }'
+}
+
+if [[ $with_io == 1 ]]; then
+  build_example user_filter
+  "$tmp/user_filter/user_filter" "$source_dir/data/chelsea.png" "$tmp/sepia.png" > "$tmp/user_filter.out" || {
+    cat "$tmp/user_filter.out"; fail "examples/user_filter exited non-zero"; }
+  cat "$tmp/user_filter.out"
+  size=$(png_size "$tmp/sepia.png") || fail "user_filter wrote no PNG file"
+  [[ $size == "$(png_size "$source_dir/data/chelsea.png")" ]] ||
+    fail "user_filter's output is $size, its input $(png_size "$source_dir/data/chelsea.png")"
+  # Sepia makes red the largest channel and blue the smallest.
+  awk '/^centre pixel/ { if (!($(NF - 2) > $(NF - 1) && $(NF - 1) > $NF)) exit 1; seen = 1 }
+       END { exit !seen }' "$tmp/user_filter.out" || fail "user_filter's output is not sepia-toned"
+  # A bad value of the user's own filter is refused like a built-in one's, with a caret.
+  if "$tmp/user_filter/user_filter" "$source_dir/data/chelsea.png" "$tmp/bad.png" "sepia=2" \
+       > /dev/null 2> "$tmp/user_filter.err"; then
+    fail "user_filter took sepia=2"
+  fi
+  grep -q "sepia: .*'2'" "$tmp/user_filter.err" && grep -q '\^' "$tmp/user_filter.err" ||
+    { cat "$tmp/user_filter.err"; fail "user_filter's error for sepia=2 is not the graph's"; }
+else
+  echo "install_test: examples/user_filter left out (tandem was built without OpenCV)"
+fi
+
+if [[ $with_video == 1 ]]; then
+  build_example video_callback
+  "$tmp/video_callback/video_callback" "$source_dir/data/chelsea.mp4" "$tmp/out.mp4" \
+    > "$tmp/video_callback.out" || {
+    cat "$tmp/video_callback.out"; fail "examples/video_callback exited non-zero"; }
+  head -n 3 "$tmp/video_callback.out"
+  tail -n 1 "$tmp/video_callback.out"
+  # One line per frame, in order, each with shares that add up to 1.
+  frames=$(awk '/^frame / { if ($2 != n++) exit 1
+                            sum = 0; for (i = 6; i <= NF; ++i) sum += $i
+                            if (sum < 0.995 || sum > 1.005) exit 1 }
+                END { print n }' "$tmp/video_callback.out") ||
+    fail "video_callback's per-frame lines are out of order or their shares do not add up to 1"
+  grep -q "^$frames frames of " "$tmp/video_callback.out" && ((frames > 0)) ||
+    fail "video_callback printed $frames frame lines but reported otherwise"
+  [[ -s $tmp/out.mp4 ]] || fail "video_callback wrote no video"
+else
+  echo "install_test: examples/video_callback left out (tandem was built without FFmpeg)"
+fi
 
 # pkg-config: one file, one command line.
 if [[ -z $pkg_config ]]; then

@@ -6,6 +6,7 @@ packages=(
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo
   libtbb-dev libopencv-dev libgtest-dev libgmock-dev libcli11-dev
   libavformat-dev libavcodec-dev libswscale-dev libavutil-dev ffmpeg
+  libimgui-dev libglfw3-dev libgl-dev libgl1-mesa-dri xvfb xauth
 )
 missing=()
 for p in "${packages[@]}"; do

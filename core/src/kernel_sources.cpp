@@ -1,19 +1,19 @@
 #include "kernel_sources.hpp"
 
-#include <deque>
 #include <map>
 #include <mutex>
+#include <string>
 
 #include "tandem/error.hpp"
+#include "tandem/user_filter.hpp"
 
-namespace tandem::detail {
+namespace tandem {
 namespace {
 
 struct Registered {
   std::mutex mutex;
-  // Deque: stable addresses, since lookups hand out views into these strings.
-  std::deque<std::pair<std::string, std::string>> storage;
-  std::map<std::string, std::size_t, std::less<>> index;
+  // Nothing is ever replaced or erased, so the views lookups hand out stay valid.
+  std::map<std::string, std::string, std::less<>> sources;
 };
 
 Registered& registered() {
@@ -21,28 +21,36 @@ Registered& registered() {
   return r;
 }
 
+const detail::KernelSource* find_embedded(std::string_view name) {
+  for (const auto& s : detail::embedded_kernel_sources()) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
-KernelSource find_kernel_source(std::string_view name) {
+detail::KernelSource detail::find_kernel_source(std::string_view name) {
   {
     Registered& r = registered();
     std::lock_guard lock(r.mutex);
-    if (auto it = r.index.find(name); it != r.index.end()) {
-      const auto& [n, text] = r.storage[it->second];
-      return {n, text, {}};
-    }
+    if (auto it = r.sources.find(name); it != r.sources.end()) return {it->first, it->second, {}};
   }
-  for (const auto& s : embedded_kernel_sources()) {
-    if (s.name == name) return s;
-  }
+  if (const KernelSource* s = find_embedded(name)) return *s;
   throw Error("no OpenCL source named '" + std::string(name) + "' is embedded or registered");
 }
 
 void register_kernel_source(std::string name, std::string source) {
+  if (name.empty()) throw Error("an OpenCL source needs a name");
+  if (find_embedded(name)) {
+    throw Error("an OpenCL source named '" + name + "' is built into tandem");
+  }
   Registered& r = registered();
   std::lock_guard lock(r.mutex);
-  r.storage.emplace_back(name, std::move(source));
-  r.index[std::move(name)] = r.storage.size() - 1;
+  if (r.sources.count(name)) {
+    throw Error("an OpenCL source named '" + name + "' is already registered");
+  }
+  r.sources.emplace(std::move(name), std::move(source));
 }
 
-}  // namespace tandem::detail
+}  // namespace tandem

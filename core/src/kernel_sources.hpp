@@ -1,7 +1,7 @@
 #pragma once
 // OpenCL sources known to the library: kernels/*.cl embedded at build time, plus sources that
-// an embedding program registers at run time for its own filters.
-#include <string>
+// an embedding program registers at run time for its own filters (tandem::register_kernel_source
+// in tandem/user_filter.hpp).
 #include <string_view>
 #include <vector>
 
@@ -18,7 +18,5 @@ const std::vector<KernelSource>& embedded_kernel_sources();
 
 /// The source called `name`, embedded or registered; throws Error when there is none.
 KernelSource find_kernel_source(std::string_view name);
-/// Makes `source` available as `name`; a later registration of the same name replaces it.
-void register_kernel_source(std::string name, std::string source);
 
 }  // namespace tandem::detail

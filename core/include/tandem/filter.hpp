@@ -1,6 +1,7 @@
 #pragma once
 // The filter interface and registry. A filter is one filters/X.cpp (parameter table, host
-// reference, kernel binding), one kernels/X.cl, and one TANDEM_REGISTER_FILTER line.
+// reference, kernel binding), one kernels/X.cl, and one TANDEM_REGISTER_FILTER line; a program
+// adds its own at run time through tandem/user_filter.hpp.
 #include <functional>
 #include <map>
 #include <memory>
@@ -61,8 +62,9 @@ class BandContext {
   int y0() const { return y0_; }
   int y1() const { return y1_; }
 
-  /// The program built from the embedded sources `sources` (concatenated, "tandem.clh" first)
-  /// with `options`, for this device; from the in-memory or on-disk cache when possible.
+  /// The program built from the sources `sources` (embedded kernels/*.cl or registered with
+  /// register_kernel_source(); concatenated, "tandem.clh" first) with `options`, for this
+  /// device; from the in-memory or on-disk cache when possible.
   /// `generated` is appended last (the executor's fused kernels).
   cl::Program program(std::span<const std::string> sources, const std::string& options,
                       const std::string& generated = {});
@@ -85,14 +87,15 @@ class BandContext {
   std::vector<cl::Event>& events_;
 };
 
-/// One step of a fused point-wise kernel: an OpenCL function from an embedded source,
+/// One step of a fused point-wise kernel: an OpenCL function from an embedded or registered
+/// source,
 ///   float4 FUNCTION(float4 px, float16 p)              (one input)
 ///   float4 FUNCTION(float4 a, float4 b, float16 p)     (two inputs)
 /// where pixels are normalised (8-bit values / 255, float values as stored) and p holds args.
 /// A stage with an empty function is the identity (split): the executor passes its input on
 /// without running anything.
 struct PointwiseStage {
-  std::string source;    ///< embedded source name, "saturation.cl"
+  std::string source;    ///< source name, "saturation.cl"
   std::string function;  ///< "tandem_saturation"
   std::vector<float> args;  ///< at most 16
   std::vector<std::string> defines;  ///< extra -D options this stage needs

@@ -29,7 +29,8 @@ std::size_t padded_pitch(int width, PixelFormat format, std::size_t row_alignmen
 /// memory lives as long as the returned pointer. nullptr asks for the default allocation.
 using HostAllocator = std::function<std::shared_ptr<std::uint8_t>(std::size_t bytes)>;
 
-/// A host image owning page-aligned storage whose size is a whole number of pages.
+/// A host image: page-aligned storage of its own whose size is a whole number of pages, or a
+/// view of memory the caller owns (wrap()).
 class Frame {
  public:
   Frame() = default;
@@ -38,11 +39,20 @@ class Frame {
   Frame(int width, int height, PixelFormat format, std::size_t row_alignment = kMinRowAlignment,
         const HostAllocator& allocate = nullptr);
 
+  /// A frame over `pitch` * `height` bytes at `data` that the caller owns and keeps alive as long
+  /// as the frame and its copies. Pipelines read and write it in place: rows must start on
+  /// kMinRowAlignment-byte boundaries (`data` and `pitch` multiples of it, see wrappable()).
+  /// Kernels move pixels in groups of four, so when `width` is no multiple of four the bytes
+  /// after a row's last pixel, up to the next group, may be written. Throws Error otherwise.
+  static Frame wrap(void* data, int width, int height, PixelFormat format, std::size_t pitch);
+  /// True when wrap() takes this memory.
+  static bool wrappable(const void* data, int width, PixelFormat format, std::size_t pitch);
+
   int width() const { return width_; }
   int height() const { return height_; }
   PixelFormat format() const { return format_; }
   std::size_t pitch() const { return pitch_; }
-  /// Bytes of storage, a multiple of the page size.
+  /// Bytes of storage: a multiple of the page size, or pitch * height for a wrapped frame.
   std::size_t capacity() const { return capacity_; }
   bool empty() const { return !data_; }
 

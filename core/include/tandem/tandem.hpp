@@ -7,6 +7,8 @@
 #include "tandem/graph.hpp"
 #include "tandem/params.hpp"
 #include "tandem/pipeline.hpp"
+#include "tandem/process.hpp"
 #include "tandem/program_cache.hpp"
 #include "tandem/split_policy.hpp"
+#include "tandem/user_filter.hpp"
 #include "tandem/version.hpp"
