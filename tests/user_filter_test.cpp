@@ -390,7 +390,10 @@ TEST_F(UserFilter, ABuildErrorCarriesTheLog) {
               std::string::npos)
         << e.what();
     EXPECT_NE(e.build_log().find("undefined_thing"), std::string::npos) << e.build_log();
+    // The source is at fault, not a device: none leaves the split.
+    EXPECT_EQ(std::string(e.what()).find("every device failed"), std::string::npos) << e.what();
   }
+  EXPECT_TRUE(pipeline.report().fallbacks.empty());
 }
 
 }  // namespace

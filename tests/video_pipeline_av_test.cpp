@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <random>
 #include <thread>
 
@@ -108,8 +109,11 @@ TEST_F(VideoPipeline, ThousandFramesWithASlowStageNoneLostOrReordered) {
   std::vector<std::int64_t> seen;
   long rss_at_100 = 0;
   VideoRunOptions run;
-  run.on_frame = [&](std::int64_t index, std::int64_t, const Frame&) {
+  run.on_frame = [&](const VideoFrameInfo& frame) {
+    const std::int64_t index = frame.index;
     seen.push_back(index);
+    // Each frame comes with the split it ran with.
+    EXPECT_NEAR(std::accumulate(frame.split.begin(), frame.split.end(), 0.0), 1.0, 1e-9);
     // A deliberately slow, irregular encode stage (0..2 ms) to shake the frames in flight.
     std::this_thread::sleep_for(std::chrono::microseconds(rng() % 2000));
     if (index == 100) rss_at_100 = resident_kib();

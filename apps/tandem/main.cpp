@@ -165,7 +165,8 @@ class Progress {
   Progress(const std::string& mode, std::int64_t total)
       : json_(mode == "json"), bar_(mode == "auto" && ::isatty(STDERR_FILENO)), total_(total) {}
 
-  void update(std::int64_t frames, const tandem::RunReport& report, bool last = false) {
+  void update(std::int64_t frames, const std::vector<double>& fractions,
+              const tandem::DeviceSet& devices, bool last = false) {
     if (!json_ && !bar_) return;
     const auto now = std::chrono::steady_clock::now();
     if (!last && now - shown_ < std::chrono::milliseconds(json_ ? 500 : 100)) return;
@@ -174,23 +175,19 @@ class Progress {
     const double fps = seconds > 0 ? frames / seconds : 0;
     const double eta = total_ > 0 && fps > 0 ? (total_ - frames) / fps : -1;
     std::string split;
-    if (!report.split_trace.empty()) {
-      for (std::size_t d = 0; d < report.split_trace.back().size(); ++d) {
-        char part[48];
-        std::snprintf(part, sizeof part, "%s%s %.0f%%", d ? ", " : "", report.devices[d].id.c_str(),
-                      100 * report.split_trace.back()[d]);
-        split += part;
-      }
+    for (std::size_t d = 0; d < fractions.size(); ++d) {
+      char part[48];
+      std::snprintf(part, sizeof part, "%s%s %.0f%%", d ? ", " : "",
+                    devices[d].info().id.c_str(), 100 * fractions[d]);
+      split += part;
     }
     if (json_) {
       std::fprintf(stderr,
                    "{\"frame\": %lld, \"total\": %lld, \"fps\": %.2f, \"eta_s\": %.1f, "
                    "\"split\": [",
                    static_cast<long long>(frames), static_cast<long long>(total_), fps, eta);
-      if (!report.split_trace.empty()) {
-        for (std::size_t d = 0; d < report.split_trace.back().size(); ++d) {
-          std::fprintf(stderr, "%s%.4f", d ? ", " : "", report.split_trace.back()[d]);
-        }
+      for (std::size_t d = 0; d < fractions.size(); ++d) {
+        std::fprintf(stderr, "%s%.4f", d ? ", " : "", fractions[d]);
       }
       std::fprintf(stderr, "]}\n");
       return;
@@ -273,13 +270,15 @@ int run_video(const RunOptions& o) {
   }
   Progress progress(o.progress, total);
   std::int64_t encoded = 0;
+  std::vector<double> last_split;
 
   auto previous = std::signal(SIGINT, [](int) { g_interrupted = true; });
   tandem::VideoRunOptions run;
   run.stop = &g_interrupted;
-  run.on_frame = [&](std::int64_t index, std::int64_t, const tandem::Frame&) {
-    encoded = index + 1;
-    progress.update(encoded, pipeline.report());
+  run.on_frame = [&](const tandem::VideoFrameInfo& frame) {
+    encoded = frame.index + 1;
+    last_split = frame.split;
+    progress.update(encoded, last_split, devices);
   };
   tandem::VideoRunStats stats;
   try {
@@ -290,7 +289,7 @@ int run_video(const RunOptions& o) {
     throw;
   }
   std::signal(SIGINT, previous);
-  progress.update(encoded, pipeline.report(), true);
+  progress.update(encoded, last_split, devices, true);
   for (const auto& e : reader.errors()) std::fprintf(stderr, "tandem: skipped: %s\n", e.c_str());
   if (g_interrupted) {
     writer.abort();

@@ -43,6 +43,9 @@ Range unite(Range a, Range b) {
 // Weight of a new frame's statistics in the running estimate used by the next frame.
 constexpr double kStatsSmoothing = 0.25;
 
+// Completed frames whose split split_of() can still tell.
+constexpr std::size_t kRecentSplits = 64;
+
 // Scratch slots of the executor, apart from one per value.
 constexpr int kSourceSlot = -1;
 constexpr int kOutputSlot = -2;
@@ -269,6 +272,7 @@ struct Pipeline::Impl {
   std::uint64_t last_ticket = 0;
   std::chrono::steady_clock::time_point busy_since;  // when in_flight last became non-empty
   bool split_loaded = false;
+  std::deque<std::pair<std::uint64_t, std::vector<double>>> recent_splits;  // by ticket
 
   static std::uint64_t next_id() {
     static std::atomic<std::uint64_t> counter{0};
@@ -305,8 +309,8 @@ struct Pipeline::Impl {
   void run_now(InFlight& f);
   void complete_oldest(std::unique_lock<std::mutex>& lock);
   void complete_all(std::unique_lock<std::mutex>& lock);
-  void record(const std::vector<double>& fractions, const std::vector<DeviceTimes>& times,
-              bool overlapped = false);
+  void record(std::uint64_t ticket, const std::vector<double>& fractions,
+              const std::vector<DeviceTimes>& times, bool overlapped = false);
   void enqueue_band(std::size_t d, int slot, const Frame& input, Frame& output, Range band,
                     BandEvents& events, std::vector<std::function<void()>>& after,
                     std::vector<StatsRows>& stats_rows, bool collect_stats);
@@ -638,6 +642,11 @@ void Pipeline::Impl::enqueue_frame(InFlight& f) {
       device.queue().flush();
       device.download_queue().flush();
     } catch (const Error& e) {
+      if (e.status() == CL_BUILD_PROGRAM_FAILURE) {
+        // A source that does not compile fails on every device alike: no failover.
+        f.drain();
+        throw;
+      }
       failed = DeviceFailure{d, e};
     } catch (const cl::Error& e) {
       failed = failure(d, e, "enqueuing its band");
@@ -674,7 +683,7 @@ void Pipeline::Impl::finish_frame(InFlight& f) {
     for (std::size_t d = 0; d < n; ++d) read_stats(devices[d], f.stats_rows[d], sums);
     combine_stats(sums, *f.input, f.smooth);
   }
-  if (!f.prepass) record(f.fractions, times, f.overlapped);
+  if (!f.prepass) record(f.ticket, f.fractions, times, f.overlapped);
 }
 
 void Pipeline::Impl::run_now(InFlight& f) {
@@ -733,7 +742,7 @@ void Pipeline::Impl::complete_all(std::unique_lock<std::mutex>& lock) {
   while (!in_flight.empty()) complete_oldest(lock);
 }
 
-void Pipeline::Impl::record(const std::vector<double>& fractions,
+void Pipeline::Impl::record(std::uint64_t ticket, const std::vector<double>& fractions,
                             const std::vector<DeviceTimes>& times, bool overlapped) {
   std::vector<BandTiming> timings(times.size());
   for (std::size_t d = 0; d < times.size(); ++d) {
@@ -748,6 +757,8 @@ void Pipeline::Impl::record(const std::vector<double>& fractions,
   if (policy) policy->observe(timings);
   ++report.frames;
   report.split_trace.push_back(fractions);
+  recent_splits.emplace_back(ticket, fractions);
+  if (recent_splits.size() > kRecentSplits) recent_splits.pop_front();
   for (std::size_t d = 0; d < times.size(); ++d) {
     report.devices[d].share = share_sum[d] / report.frames;
   }
@@ -1003,7 +1014,7 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
         std::vector<DeviceTimes> times;
         std::vector<double> fractions;
         m.run_chunks(input, output, m.chunk_rows, times, fractions, stats_passes > 0, !prepass);
-        if (run + 1 == runs) m.record(fractions, times);
+        if (run + 1 == runs) m.record(ticket, fractions, times);
         continue;
       }
       InFlight f;
@@ -1050,6 +1061,14 @@ void Pipeline::wait(std::uint64_t ticket) {
 }
 
 const RunReport& Pipeline::report() const { return impl_->report; }
+
+std::vector<double> Pipeline::split_of(std::uint64_t ticket) const {
+  std::lock_guard lock(impl_->mutex);
+  for (const auto& [t, fractions] : impl_->recent_splits) {
+    if (t == ticket) return fractions;
+  }
+  return {};
+}
 const Graph& Pipeline::graph() const { return impl_->graph; }
 DeviceSet& Pipeline::devices() { return impl_->devices; }
 

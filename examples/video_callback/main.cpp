@@ -32,14 +32,10 @@ int main(int argc, char** argv) try {
   tandem::VideoRunOptions run;
   run.stop = &interrupted;
   std::signal(SIGINT, [](int) { interrupted = true; });
-  // The callback reads pipeline.report(), which the pipeline updates as each frame completes;
-  // with one frame in flight the two never run at once.
-  run.frames_in_flight = 1;
-  run.on_frame = [&](std::int64_t index, std::int64_t pts, const tandem::Frame&) {
-    const double seconds = static_cast<double>(pts) * reader.info().time_base.value();
-    std::printf("frame %lld (%.2f s): rows", static_cast<long long>(index), seconds);
-    for (double share : pipeline.report().split_trace.at(static_cast<std::size_t>(index)))
-      std::printf(" %.3f", share);
+  run.on_frame = [&](const tandem::VideoFrameInfo& frame) {
+    const double seconds = static_cast<double>(frame.pts) * reader.info().time_base.value();
+    std::printf("frame %lld (%.2f s): rows", static_cast<long long>(frame.index), seconds);
+    for (double share : frame.split) std::printf(" %.3f", share);
     std::printf("\n");
   };
 

@@ -46,50 +46,58 @@ VideoRunStats process_video(VideoReader& reader, Pipeline& pipeline, VideoWriter
     std::int64_t index = 0;
     std::int64_t pts = 0;
     std::uint64_t ticket = 0;
+    std::vector<double> split;
   };
   std::int64_t decoded = 0;
   std::int64_t written = 0;
+  std::uint64_t last_ticket = 0;
   // With at most `slots` items in flight and every stage serial in order, item k + slots only
   // enters after item k left the last stage: slot k % slots is free again. Submitting and
   // waiting are separate stages, so that frame N + 1 is submitted (its upload overlapping frame
   // N's kernels) while frame N is waited for.
-  tbb::parallel_pipeline(
-      static_cast<std::size_t>(slots),
-      tbb::make_filter<void, Item>(tbb::filter_mode::serial_in_order,
-                                   [&](tbb::flow_control& fc) {
-                                     Item item{static_cast<int>(decoded % slots), decoded, 0};
-                                     if ((options.stop && options.stop->load()) ||
-                                         !timed(stats.decode_ms, [&] {
-                                           return reader.read(inputs[item.slot], item.pts);
-                                         })) {
-                                       fc.stop();
-                                       return item;
-                                     }
-                                     ++decoded;
-                                     return item;
-                                   }) &
-          tbb::make_filter<Item, Item>(tbb::filter_mode::serial_in_order,
-                                       [&](Item item) {
-                                         item.ticket = timed(stats.submit_ms, [&] {
-                                           return pipeline.submit(inputs[item.slot],
-                                                                  outputs[item.slot]);
-                                         });
-                                         return item;
-                                       }) &
-          tbb::make_filter<Item, Item>(tbb::filter_mode::serial_in_order,
-                                       [&](Item item) {
-                                         timed(stats.wait_ms, [&] { pipeline.wait(item.ticket); });
-                                         return item;
-                                       }) &
-          tbb::make_filter<Item, void>(tbb::filter_mode::serial_in_order, [&](Item item) {
-            if (item.index != written) throw Error("internal: frames left the pipeline out of order");
-            timed(stats.encode_ms, [&] {
-              writer.write(outputs[item.slot], item.pts);
-              writer.write(reader.take_packets());
-            });
-            ++written;
-            if (options.on_frame) options.on_frame(item.index, item.pts, outputs[item.slot]);
-          }));
+  try {
+    tbb::parallel_pipeline(
+        static_cast<std::size_t>(slots),
+        tbb::make_filter<void, Item>(tbb::filter_mode::serial_in_order, [&](tbb::flow_control& fc) {
+          Item item{static_cast<int>(decoded % slots), decoded, 0};
+          if ((options.stop && options.stop->load()) ||
+              !timed(stats.decode_ms, [&] { return reader.read(inputs[item.slot], item.pts); })) {
+            fc.stop();
+            return item;
+          }
+          ++decoded;
+          return item;
+        }) & tbb::make_filter<Item, Item>(tbb::filter_mode::serial_in_order, [&](Item item) {
+          item.ticket = timed(stats.submit_ms, [&] {
+            return pipeline.submit(inputs[item.slot], outputs[item.slot]);
+          });
+          last_ticket = item.ticket;
+          return item;
+        }) & tbb::make_filter<Item, Item>(tbb::filter_mode::serial_in_order, [&](Item item) {
+          timed(stats.wait_ms, [&] { pipeline.wait(item.ticket); });
+          item.split = pipeline.split_of(item.ticket);
+          return item;
+        }) & tbb::make_filter<Item, void>(tbb::filter_mode::serial_in_order, [&](Item item) {
+          if (item.index != written) throw Error("internal: frames left the pipeline out of order");
+          timed(stats.encode_ms, [&] {
+            writer.write(outputs[item.slot], item.pts);
+            writer.write(reader.take_packets());
+          });
+          ++written;
+          if (options.on_frame) {
+            options.on_frame({item.index, item.pts, &outputs[item.slot], std::move(item.split)});
+          }
+        }));
+  } catch (...) {
+    // A stage failed: frames it left on the devices still write into the ring, which ends
+    // with this function.
+    try {
+      pipeline.wait(last_ticket);
+    } catch (...) {
+      // The first error is the one to report.
+    }
+    throw;
+  }
   writer.write(reader.take_packets());
   stats.frames = written;
   stats.wall_ms =

@@ -78,7 +78,12 @@ class Pipeline {
   /// on the devices are redone by the others (see RunReport::fallbacks).
   void wait(std::uint64_t ticket);
 
+  /// What the run did so far. Not to be read while another thread submits or waits: the
+  /// pipeline updates it as frames complete (use split_of() there).
   const RunReport& report() const;
+  /// The fractions of rows per device that the frame of `ticket` ran with, once it completed;
+  /// empty when it has not, or when it is older than the last 64 frames. Safe from any thread.
+  std::vector<double> split_of(std::uint64_t ticket) const;
   const Graph& graph() const;
   DeviceSet& devices();
 

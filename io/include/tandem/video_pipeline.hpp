@@ -5,18 +5,27 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "tandem/pipeline.hpp"
 #include "tandem/video_io.hpp"
 
 namespace tandem {
 
+/// A frame as it leaves process_video().
+struct VideoFrameInfo {
+  std::int64_t index = 0;  ///< 0, 1, 2, ... in output order
+  std::int64_t pts = 0;    ///< its timestamp, in the input's time base (VideoInfo::time_base)
+  const Frame* output = nullptr;  ///< the processed frame, valid during the call
+  std::vector<double> split;      ///< fraction of its rows each device computed
+};
+
 struct VideoRunOptions {
   /// Frames in flight (being decoded, on the devices (two at most, Pipeline::submit), being
   /// encoded); memory is this many input and output frames whatever the length of the video.
   int frames_in_flight = 4;
-  /// Called after each frame is encoded, in order, with its index, timestamp and the output.
-  std::function<void(std::int64_t index, std::int64_t pts, const Frame& output)> on_frame;
+  /// Called after each frame is encoded, in order, from one thread at a time.
+  std::function<void(const VideoFrameInfo& frame)> on_frame;
   /// Set (from a signal handler, say) to stop after the frames in flight.
   const std::atomic<bool>* stop = nullptr;
 };
