@@ -88,4 +88,13 @@ Frame run_reference(const std::string& graph, const Frame& input) {
   return output;
 }
 
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
 }  // namespace tandem::test

@@ -2,6 +2,7 @@
 // Shared helpers of the test suites: random frames, comparisons, and running a graph on one
 // chosen device.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,5 +34,8 @@ struct Size {
   int width, height;
 };
 inline const std::vector<Size> kAwkwardSizes = {{1, 1}, {3, 7}, {64, 64}, {1921, 1081}};
+
+/// The message of the tandem::Error `f` throws, or "(no error)".
+std::string error_of(const std::function<void()>& f);
 
 }  // namespace tandem::test

@@ -214,15 +214,6 @@ std::string replace_all(std::string text, const std::string& from, const std::st
   return text;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 class UserFilterTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override { register_test_filters(); }

@@ -22,9 +22,11 @@
 
 #include "tandem/error.hpp"
 #include "tandem/video_io.hpp"
+#include "test_support.hpp"
 
 namespace fs = std::filesystem;
 using namespace tandem;
+using test::error_of;
 
 namespace {
 
@@ -138,15 +140,6 @@ void overwrite(const fs::path& file, std::size_t at, std::size_t bytes, std::uin
     seed = seed * 1664525u + 1013904223u;
     f.put(static_cast<char>(seed >> 24));
   }
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 class VideoIo : public ::testing::Test {

@@ -113,6 +113,15 @@ void write_report(const fs::path& path, const std::string& json) {
 
 #ifdef TANDEM_HAVE_VIDEO
 int run_video(const RunOptions& o);
+
+// The pipeline settings the command line chose (and its extra OpenCL build options).
+tandem::PipelineOptions pipeline_options(const RunOptions& o) {
+  if (!o.cl_options.empty()) tandem::ProgramCache::global().set_extra_options(o.cl_options);
+  tandem::PipelineOptions options;
+  options.split = o.split;
+  options.fuse = !o.no_fuse;
+  return options;
+}
 #endif
 
 int run(const RunOptions& o) {
@@ -139,11 +148,7 @@ int run(const RunOptions& o) {
   graph.validate(input.format());
 
   tandem::DeviceSet devices = tandem::DeviceSet::open(o.devices);
-  if (!o.cl_options.empty()) tandem::ProgramCache::global().set_extra_options(o.cl_options);
-  tandem::PipelineOptions options;
-  options.split = o.split;
-  options.fuse = !o.no_fuse;
-  tandem::Pipeline pipeline(devices, std::move(graph), options);
+  tandem::Pipeline pipeline(devices, std::move(graph), pipeline_options(o));
 
   tandem::Frame frame = pipeline.make_frame(input.width(), input.height(), input.format());
   for (int y = 0; y < input.height(); ++y) {
@@ -238,11 +243,7 @@ int run_video(const RunOptions& o) {
   const tandem::VideoInfo& info = reader.info();
 
   tandem::DeviceSet devices = tandem::DeviceSet::open(o.devices);
-  if (!o.cl_options.empty()) tandem::ProgramCache::global().set_extra_options(o.cl_options);
-  tandem::PipelineOptions options;
-  options.split = o.split;
-  options.fuse = !o.no_fuse;
-  tandem::Pipeline pipeline(devices, std::move(graph), options);
+  tandem::Pipeline pipeline(devices, std::move(graph), pipeline_options(o));
   if (pipeline.output_format(tandem::PixelFormat::rgba8) != tandem::PixelFormat::rgba8) {
     throw tandem::Error("the graph gives float frames; video output needs 8-bit frames");
   }
