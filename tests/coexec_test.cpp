@@ -1,12 +1,14 @@
-// Co-execution: a frame split into bands across devices gives exactly the single-device output
-// (PoCL with PoCL), for any split; band origins are aligned; the devices run at the same time.
+// Co-execution: a frame split into bands across any number of devices gives the single-device
+// output within the tolerance of their kinds (exact for PoCL with PoCL), for any split; every
+// row is a valid band origin. (Whether the devices overlap in time is measured by tandem-bench
+// coexec, not asserted here.)
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <random>
 
 #include <unistd.h>
@@ -16,10 +18,19 @@
 namespace tandem {
 namespace {
 
-bool two_devices() { return test::device_ids().size() >= 2; }
+bool two_devices() { return test::device_count() >= 2; }
 
-std::string fractions(double a) {
-  return "static:" + std::to_string(a) + "," + std::to_string(1 - a);
+// Frames of the devices "all" opens may differ from one device's by the tolerance stated for
+// their kinds (tolerance.hpp), amplified by the chain's gain.
+test::Tolerance tolerance_for(const std::string& graph, PixelFormat format) {
+  // A saturation amount above 1 scales a flip of a stage before it.
+  double gain = 1;
+  for (std::size_t at = graph.find("saturation="); at != std::string::npos;
+       at = graph.find("saturation=", at + 1)) {
+    gain = std::max(gain, std::atof(graph.c_str() + at + 11));
+  }
+  test::Tolerance t = test::tolerance_within("all", format).amplified(gain, format);
+  return graph.find("tonemap") == std::string::npos ? t : t.with_frame_statistics(format);
 }
 
 std::vector<std::string> graphs() {
@@ -40,11 +51,32 @@ TEST(CoExecution, AnySplitEqualsSingleDevice) {
       std::vector<double> splits = {0.0, 1.0, 1.0 / 83, 82.0 / 83};  // whole frame, one row
       for (int i = 0; i < 3; ++i) splits.push_back(uniform(rng));
       for (double a : splits) {
-        SCOPED_TRACE(graph + " " + std::string(to_string(format)) + " " + fractions(a));
-        const Frame co = test::run_graph(graph, input, "all", fractions(a));
-        EXPECT_EQ(test::max_difference(co, single), 0.0);
+        const std::string split = test::split_first(a);
+        SCOPED_TRACE(graph + " " + std::string(to_string(format)) + " " + split);
+        const Frame co = test::run_graph(graph, input, "all", split);
+        EXPECT_TRUE(test::within(co, single, tolerance_for(graph, format)));
       }
     }
+  }
+}
+
+// Two devices of one platform share one context: each writes its own sub-buffer of one output
+// buffer, and the frame equals one device's.
+TEST(CoExecution, TwoDevicesOfOnePlatformShareAContext) {
+  const std::string pair = test::same_platform_pair();
+  if (pair.empty()) {
+    GTEST_SKIP() << "no platform here has two devices (POCL_DEVICES=\"pthread basic\" gives two)";
+  }
+  DeviceSet set = DeviceSet::open(pair);
+  ASSERT_EQ(set.size(), 2u);
+  EXPECT_EQ(set.context_count(), 1);
+  EXPECT_EQ(set[0].context_index(), set[1].context_index());
+  for (PixelFormat format : {PixelFormat::rgba8, PixelFormat::rgba32f}) {
+    const std::string graph = "gaussian=sigma=2,saturation=1.3";
+    const Frame input = test::random_frame(641, 97, format, 21);
+    const Frame single = test::run_graph(graph, input, pair, "single");
+    const Frame co = test::run_graph(graph, input, pair, test::split_first(0.43, pair));
+    EXPECT_TRUE(test::within(co, single, test::tolerance_within(pair, format).amplified(1.3, format)));
   }
 }
 
@@ -58,9 +90,8 @@ TEST(CoExecution, ChunksEqualSingleDevice) {
       const Frame input = test::random_frame(333, 181, PixelFormat::rgba32f, 8, 4.0f);
       const Frame single = test::run_graph(graph, input, "all", "single");
       const Frame co = test::run_graph(graph, input, "all", "chunks:" + std::to_string(chunk));
-      // Chunks reduce statistics in another order than one band: the sums may differ in the
-      // last bits, so frames with statistics may move by one step at rare pixels.
-      EXPECT_LE(test::max_difference(co, single), graph.find("tonemap") == std::string::npos ? 0.0 : 1.0);
+      // Chunks reduce statistics in another order than one band (tolerance_for says how much).
+      EXPECT_TRUE(test::within(co, single, tolerance_for(graph, co.format())));
     }
   }
   EXPECT_THROW(test::run_graph("saturation", test::random_frame(8, 8, PixelFormat::rgba8, 1), "all", "chunks:0"), Error);
@@ -78,89 +109,53 @@ TEST(CoExecution, AdaptiveSplitOverManyFramesEqualsSingleDevice) {
   Frame output;
   for (int i = 0; i < 12; ++i) {
     pipeline.process(input, output);
-    ASSERT_EQ(test::max_difference(output, single), 0.0) << "frame " << i;
+    ASSERT_TRUE(test::within(output, single, tolerance_for("saturation=1.3", input.format())))
+        << "frame " << i;
   }
   const RunReport& report = pipeline.report();
   EXPECT_EQ(report.frames, 12);
   ASSERT_EQ(report.split_trace.size(), 12u);
   for (const auto& f : report.split_trace) {
-    EXPECT_NEAR(f[0] + f[1], 1.0, 1e-9);
+    ASSERT_EQ(f.size(), set.size());
+    EXPECT_NEAR(std::accumulate(f.begin(), f.end(), 0.0), 1.0, 1e-9);
   }
-  EXPECT_GT(report.devices[0].busy_ms + report.devices[1].busy_ms, 0.0);
+  double busy = 0;
+  for (const DeviceReport& d : report.devices) busy += d.busy_ms;
+  EXPECT_GT(busy, 0.0);
   EXPECT_NE(report.to_json().find("\"split_trace\""), std::string::npos);
 }
 
-TEST(CoExecution, BandOriginsAreAlignedForEveryAlignment) {
-  for (std::size_t align : {128u, 1024u, 4096u}) {
-    Frame f(1921, 1081, PixelFormat::rgba8, align);
-    for (double a : {0.1, 0.333, 0.5, 0.77}) {
-      const std::vector<double> fr = {a, 1 - a};
-      for (int b : band_boundaries(f.height(), fr, 1)) {
-        EXPECT_EQ((static_cast<std::size_t>(b) * f.pitch()) % align, 0u);
-        EXPECT_EQ(reinterpret_cast<std::uintptr_t>(f.row(std::min(b, f.height() - 1))) % align,
-                  0u);
-      }
+// Every band starts a sub-buffer at a row of the frame: the frames a device set makes must put
+// every row on an address and offset every device accepts (CL_DEVICE_MEM_BASE_ADDR_ALIGN), or
+// createSubBuffer fails with CL_MISALIGNED_SUB_BUFFER_OFFSET.
+TEST(CoExecution, EveryRowOfTheDevicesFramesIsAValidSubBufferOrigin) {
+  DeviceSet set = DeviceSet::open("all");
+  const std::size_t align = set.row_alignment();
+  for (const Device& d : set.devices()) {
+    ASSERT_GT(d.info().base_address_alignment, 0u) << d.info().id;
+    EXPECT_EQ(align % d.info().base_address_alignment, 0u) << d.info().id;
+  }
+  for (PixelFormat format : {PixelFormat::rgba8, PixelFormat::rgba32f}) {
+    for (int width : {1, 3, 333, 1921}) {
+      const Frame f = set.make_frame(width, 7, format);
+      EXPECT_EQ(f.pitch() % align, 0u) << width;
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(f.data()) % align, 0u) << width;
     }
   }
-  if (!two_devices()) return;
-  // Frames aligned beyond what the devices need (4096) also run without a copy.
+  // Frames aligned beyond what the devices need (4096) run in place too; bands of every device
+  // start at rows of an odd height.
   const Frame input = test::random_frame(333, 97, PixelFormat::rgba8, 2, 1.0f, 4096);
   const Frame single = test::run_graph("saturation=2", input, "all", "single");
-  EXPECT_EQ(test::max_difference(test::run_graph("saturation=2", input, "all", "static:0.5,0.5"),
-                                 single),
-            0.0);
+  EXPECT_TRUE(test::within(test::run_graph("saturation=2", input, "all", test::split_first(0.31)),
+                           single, tolerance_for("saturation=2", PixelFormat::rgba8)));
 }
 
 TEST(CoExecution, UnalignedFramesGoThroughACopy) {
   // A pitch that is no multiple of the devices' alignment still gives the right output.
   const Frame input = test::random_frame(45, 31, PixelFormat::rgba8, 4, 1.0f, 64);
   const Frame want = test::run_reference("saturation=1.5", input);
-  const Frame got = test::run_graph("saturation=1.5", input, "all", two_devices() ? "static:0.4,0.6" : "single");
+  const Frame got = test::run_graph("saturation=1.5", input, "all", test::split_first(0.4));
   EXPECT_LE(test::max_difference(got, want), 1.0);
-}
-
-double median_frame_ms(const std::string& devices, const std::string& split, const Frame& input,
-                       const std::string& graph) {
-  DeviceSet set = DeviceSet::open(devices);
-  PipelineOptions options;
-  options.split = split;
-  options.persist_split = false;
-  Pipeline pipeline(set, Graph::parse(graph), options);
-  Frame output;
-  for (int i = 0; i < 4; ++i) pipeline.process(input, output);  // builds, first touch, learning
-  std::vector<double> ms;
-  for (int i = 0; i < 9; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    pipeline.process(input, output);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
-
-// Run by ctest as its own test with POCL_CPU_MAX_CU_COUNT=1 POCL_DEVICES="pthread basic": two
-// one-core devices. If the co-executed frame is faster than the faster device alone, the two
-// devices computed at the same time (flush-then-wait works).
-TEST(Concurrency, CoExecutedFrameBeatsTheFasterDeviceAlone) {
-  if (!std::getenv("TANDEM_CONCURRENCY_TEST")) GTEST_SKIP() << "run through ctest (coexec_concurrency)";
-  ASSERT_TRUE(two_devices());
-  const std::string graph = FilterRegistry::instance().find("gaussian")
-                                ? "gaussian=sigma=3,saturation=1.2"
-                                : "saturation=1.2,saturation=0.9,saturation=1.1,saturation=1.3";
-  const Frame input = test::random_frame(1280, 720, PixelFormat::rgba8, 1);
-  const auto ids = test::device_ids();
-  // Other work on a 2-core machine can take one of the two cores away for a while: up to three
-  // attempts, each measuring all three configurations afresh.
-  bool overlapped = false;
-  for (int attempt = 0; attempt < 3 && !overlapped; ++attempt) {
-    const double a = median_frame_ms(ids[0], "single", input, graph);
-    const double b = median_frame_ms(ids[1], "single", input, graph);
-    const double co = median_frame_ms("all", "adaptive", input, graph);
-    std::printf("alone: %.2f ms and %.2f ms; co-executed: %.2f ms; efficiency %.2f\n", a, b, co,
-                (1 / co) / (1 / a + 1 / b));
-    overlapped = co < std::min(a, b);
-  }
-  EXPECT_TRUE(overlapped) << "the co-executed frame was never faster than the faster device";
 }
 
 }  // namespace
@@ -194,7 +189,12 @@ TEST(SplitMemory, ASecondRunStartsFromTheLearnedRatio) {
   std::ifstream(files[0]) >> stored;
   EXPECT_NEAR(stored, learned[0], 0.05);  // what the first run learned was saved
   // Whatever the file says is where the next run starts (a ratio unlike any learned here).
-  std::ofstream(files[0]) << "0.2\n0.8\n";
+  {
+    std::ofstream out(files[0]);
+    const std::size_t n = test::device_count();
+    out << "0.2\n";
+    for (std::size_t d = 1; d < n; ++d) out << 0.8 / static_cast<double>(n - 1) << "\n";
+  }
   std::vector<double> start;
   {
     DeviceSet set = DeviceSet::open("all");

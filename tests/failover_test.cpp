@@ -2,7 +2,11 @@
 // reported once, and later frames run without it.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <numeric>
 
 #include "tandem/pointwise.hpp"
 #include "test_support.hpp"
@@ -14,11 +18,57 @@ namespace {
 // driver refusing a kernel looks like to the executor.
 std::string g_failing_device;
 
+// For the chunks policy, the order of events is made, not left to the machine's speed: the
+// healthy devices take no chunk before the failing device has taken one, and the failing device
+// fails only once the healthy ones have enqueued every other chunk, so that its chunk goes back
+// to a queue the others already found empty.
+struct ChunkGate {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool active = false;
+  bool failing_took_one = false;
+  int healthy_chunks = 0;
+  int other_chunks = 0;  // chunks of a frame but the failing device's one
+
+  // Bounds on waits only keep a broken executor from hanging the suite; no outcome depends on them.
+  static constexpr auto kSafety = std::chrono::seconds(60);
+
+  void arm(int others) {
+    std::lock_guard lock(mutex);
+    active = true;
+    failing_took_one = false;
+    healthy_chunks = 0;
+    other_chunks = others;
+  }
+
+  bool armed() {
+    std::lock_guard lock(mutex);
+    return active;
+  }
+
+  void before_enqueue(bool failing) {
+    std::unique_lock lock(mutex);
+    if (!active) return;
+    if (failing) {
+      failing_took_one = true;
+      changed.notify_all();
+      changed.wait_for(lock, kSafety, [&] { return healthy_chunks >= other_chunks; });
+      active = false;
+    } else {
+      changed.wait_for(lock, kSafety, [&] { return failing_took_one; });
+      ++healthy_chunks;
+      changed.notify_all();
+    }
+  }
+} g_gate;
+
 class FailOn final : public Filter {
  public:
   void enqueue(BandContext& ctx, std::span<const DeviceImage> inputs,
                const DeviceImage& output) const override {
-    if (ctx.device().info().id == g_failing_device) {
+    const bool failing = ctx.device().info().id == g_failing_device;
+    g_gate.before_enqueue(failing);
+    if (failing) {
       throw Error(CL_OUT_OF_RESOURCES, "clEnqueueNDRangeKernel", "running t_fail_on");
     }
     const DeviceImage& in = inputs[0];
@@ -42,13 +92,18 @@ FilterSpec describe_fail_on() {
 }
 TANDEM_REGISTER_FILTER(describe_fail_on);
 
+// The rows the failing device left are redone by any of the others, of any kind.
+test::Tolerance tolerance() {
+  return test::tolerance_within("all", PixelFormat::rgba8).amplified(1.5, PixelFormat::rgba8);
+}
+
 TEST(Failover, AFailingDeviceLeavesTheSplitAndTheFrameIsRedone) {
   const auto ids = test::device_ids();
   if (ids.size() < 2) GTEST_SKIP() << "needs two OpenCL devices";
   g_failing_device = ids[1];
   DeviceSet set = DeviceSet::open("all");
   PipelineOptions options;
-  options.split = "static:0.5,0.5";
+  options.split = test::split_first(0.5);
   options.persist_split = false;
   Pipeline pipeline(set, Graph::parse("t_fail_on,saturation=1.5"), options);
   const Frame input = test::random_frame(200, 120, PixelFormat::rgba8, 3);
@@ -56,7 +111,7 @@ TEST(Failover, AFailingDeviceLeavesTheSplitAndTheFrameIsRedone) {
   Frame output;
   for (int i = 0; i < 3; ++i) {
     pipeline.process(input, output);
-    EXPECT_EQ(test::max_difference(output, want), 0.0) << "frame " << i;
+    EXPECT_TRUE(test::within(output, want, tolerance())) << "frame " << i;
   }
   const RunReport& report = pipeline.report();
   ASSERT_EQ(report.fallbacks.size(), 1u);  // reported once, not once per frame
@@ -75,7 +130,7 @@ TEST(Failover, AFailingDeviceLeavesTheSplitWithFramesInFlight) {
   g_failing_device = ids[1];
   DeviceSet set = DeviceSet::open("all");
   PipelineOptions options;
-  options.split = "static:0.5,0.5";
+  options.split = test::split_first(0.5);
   options.persist_split = false;
   Pipeline pipeline(set, Graph::parse("t_fail_on,saturation=1.5"), options);
   std::vector<Frame> inputs, wants, outputs(4);
@@ -87,30 +142,42 @@ TEST(Failover, AFailingDeviceLeavesTheSplitWithFramesInFlight) {
   for (int i = 0; i < 4; ++i) tickets.push_back(pipeline.submit(inputs[i], outputs[i]));
   pipeline.wait(tickets.back());
   for (int i = 0; i < 4; ++i) {
-    EXPECT_EQ(test::max_difference(outputs[i], wants[i]), 0.0) << "frame " << i;
+    EXPECT_TRUE(test::within(outputs[i], wants[i], tolerance())) << "frame " << i;
   }
   EXPECT_EQ(pipeline.report().frames, 4);
   EXPECT_EQ(pipeline.report().fallbacks.size(), 1u);
 }
 
+// Regression: the failing device's chunk went back to the queue after the healthy devices had
+// found it empty and left, and the frame came back without those rows, reported good.
 TEST(Failover, AFailingDeviceLeavesTheChunkQueue) {
   const auto ids = test::device_ids();
   if (ids.size() < 2) GTEST_SKIP() << "needs two OpenCL devices";
   g_failing_device = ids[1];
-  DeviceSet set = DeviceSet::open("all");
-  PipelineOptions options;
-  options.split = "chunks:16";
-  options.persist_split = false;
-  Pipeline pipeline(set, Graph::parse("t_fail_on,saturation=1.5"), options);
   const Frame input = test::random_frame(200, 120, PixelFormat::rgba8, 3);
   const Frame want = test::run_graph("saturation=1.5", input, ids[0], "single");
-  Frame output;
-  for (int i = 0; i < 2; ++i) {
-    pipeline.process(input, output);
-    EXPECT_EQ(test::max_difference(output, want), 0.0) << "frame " << i;
+  // The gate orders the enqueues; whether the healthy workers have left when the chunk goes
+  // back is still up to the threads, so the scene is played on several fresh pipelines. Fixed,
+  // every one passes whatever the order.
+  DeviceSet set = DeviceSet::open("all");
+  for (int run = 0; run < 8; ++run) {
+    SCOPED_TRACE("pipeline " + std::to_string(run));
+    PipelineOptions options;
+    options.split = "chunks:16";
+    options.persist_split = false;
+    Pipeline pipeline(set, Graph::parse("t_fail_on,saturation=1.5"), options);
+    g_gate.arm((120 + 15) / 16 - 1);
+    Frame output;
+    for (int i = 0; i < 2; ++i) {
+      pipeline.process(input, output);
+      EXPECT_TRUE(test::within(output, want, tolerance())) << "frame " << i;
+    }
+    EXPECT_FALSE(g_gate.armed()) << "the failing device never took a chunk";
+    ASSERT_EQ(pipeline.report().fallbacks.size(), 1u);
+    const std::vector<double>& last = pipeline.report().split_trace.back();
+    EXPECT_EQ(last[1], 0.0);
+    EXPECT_NEAR(std::accumulate(last.begin(), last.end(), 0.0), 1.0, 1e-12);  // every row, done
   }
-  ASSERT_EQ(pipeline.report().fallbacks.size(), 1u);
-  EXPECT_EQ(pipeline.report().split_trace.back()[0], 1.0);  // every row, on the device left
 }
 
 TEST(Failover, WhenEveryDeviceFailsTheErrorIsTheDevicesOwn) {

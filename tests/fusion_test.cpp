@@ -85,6 +85,32 @@ TEST(FusionTest, FusedEqualsUnfused) {
   }
 }
 
+// Regression: a fused kernel of hundreds of stages took PoCL minutes to compile (400 stages,
+// over 120 s). Chains are cut into kernels of at most 16 stages; the output does not change.
+TEST(FusionTest, LongChainsFuseIntoKernelsOfAtMostSixteenStages) {
+  std::string graph;
+  for (int i = 0; i < 40; ++i) graph += std::string(i ? "," : "") + (i % 2 ? "saturation=1.2" : "saturation=0.85");
+  const Frame input = random_frame(67, 5, PixelFormat::rgba8, 40);
+  DeviceSet set = DeviceSet::open(device_ids().front());
+  PipelineOptions options;
+  options.split = "single";
+  options.persist_split = false;
+  Pipeline pipeline(set, Graph::parse(graph), options);
+  Frame fused;
+  pipeline.process(input, fused);
+  const std::vector<std::string> passes = pipeline.passes();
+  ASSERT_EQ(passes.size(), 3u);
+  for (const std::string& pass : passes) {
+    const auto stages = std::count(pass.begin(), pass.end(), ' ');
+    EXPECT_LE(stages, 16) << pass;
+  }
+  EXPECT_EQ(passes[0], "point-wise: saturation saturation saturation saturation saturation "
+                       "saturation saturation saturation saturation saturation saturation "
+                       "saturation saturation saturation saturation saturation");
+  EXPECT_EQ(max_difference(fused, run_graph(graph, input, device_ids().front(), "single", false)),
+            0.0);
+}
+
 // Largest difference of rows [y0, y1) of two frames (in 8-bit steps, or raw for float), and
 // the number of values that differ at all.
 std::pair<double, std::size_t> row_difference(const Frame& a, const Frame& b, int y0, int y1) {
@@ -121,7 +147,7 @@ TEST(FusionTest, CoExecutedEqualsSingleDevice) {
   // frame statistics mix the devices' per-row sums, which moves the log-average in its last
   // bits: then at most 2 LSB (one rounding flip, doubled at most by a later stage), and rare.
   const bool one_compiler = std::all_of(devices.begin(), devices.end(), [&](const DeviceInfo& d) {
-    return d.platform == devices[0].platform && d.driver_version == devices[0].driver_version;
+    return same_arithmetic(d, devices[0]);
   });
   for (const Chain& chain : chains()) {
     for (const Size& size : {Size{3, 7}, Size{1921, 1081}}) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <sstream>
 
 namespace tandem::test {
 
@@ -10,6 +11,30 @@ std::vector<std::string> device_ids() {
   std::vector<std::string> ids;
   for (const auto& d : enumerate_devices()) ids.push_back(d.id);
   return ids;
+}
+
+std::size_t device_count(const std::string& spec) {
+  return select_devices(spec, enumerate_devices()).size();
+}
+
+std::string split_first(double first, const std::string& spec) {
+  const std::size_t n = device_count(spec);
+  if (n == 1) return "single";
+  std::ostringstream split;
+  split.precision(17);
+  split << "static:" << first;
+  for (std::size_t d = 1; d < n; ++d) split << "," << (1 - first) / static_cast<double>(n - 1);
+  return split.str();
+}
+
+std::string same_platform_pair() {
+  const std::vector<DeviceInfo> all = enumerate_devices();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    for (std::size_t j = i + 1; j < all.size(); ++j) {
+      if (all[i].platform_index == all[j].platform_index) return all[i].id + "," + all[j].id;
+    }
+  }
+  return "";
 }
 
 Frame random_frame(int width, int height, PixelFormat format, std::uint32_t seed, float scale,

@@ -7,11 +7,24 @@
 #include <vector>
 
 #include "tandem/tandem.hpp"
+#include "tolerance.hpp"
 
 namespace tandem::test {
 
 /// Ids ("0.0", ...) of every OpenCL device present; the suites run each kernel on each.
 std::vector<std::string> device_ids();
+
+/// Number of devices DeviceSet::open(spec) opens.
+std::size_t device_count(const std::string& spec = "all");
+
+/// A static split of the devices `spec` opens: `first` to the first device and the rest shared
+/// evenly by the others ("single" when it opens one device). Splits are built from the number
+/// of devices opened, never written for two.
+std::string split_first(double first, const std::string& spec = "all");
+
+/// A device spec ("0.0,0.1") naming two devices of one platform, which share one context; empty
+/// when no platform has two.
+std::string same_platform_pair();
 
 /// A frame of uniformly random pixels; float frames hold values in [0, scale).
 Frame random_frame(int width, int height, PixelFormat format, std::uint32_t seed,

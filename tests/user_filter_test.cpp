@@ -276,10 +276,13 @@ TEST_F(UserFilter, CoExecutionEqualsOneDevice) {
       const Frame input = random_frame(1921, 83, format, 5);
       const Frame single = run_graph(graph, input, "all", "single");
       std::vector<std::string> splits = {"chunks:7"};
-      if (two) splits.insert(splits.end(), {"static:0.37,0.63", "static:0.012,0.988", "adaptive"});
+      if (two) splits.insert(splits.end(), {split_first(0.37), split_first(0.012), "adaptive"});
+      // Rows of other kinds of device may differ by the tolerance of their kinds; saturation=1.3
+      // after the levels scales a flip.
+      const Tolerance tolerance = tolerance_within("all", format).amplified(1.3, format);
       for (const std::string& split : splits) {
         SCOPED_TRACE(graph + " " + std::string(to_string(format)) + " " + split);
-        EXPECT_EQ(max_difference(run_graph(graph, input, "all", split), single), 0.0);
+        EXPECT_TRUE(within(run_graph(graph, input, "all", split), single, tolerance));
       }
     }
   }

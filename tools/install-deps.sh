@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo
-  libtbb-dev libopencv-dev libgtest-dev libgmock-dev libcli11-dev
+  libtbb-dev libopencv-dev libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev
   libavformat-dev libavcodec-dev libswscale-dev libavutil-dev ffmpeg
   libimgui-dev libglfw3-dev libgl-dev libgl1-mesa-dri xvfb xauth
 )

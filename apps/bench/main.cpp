@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -23,12 +24,14 @@
 #include <numeric>
 #include <optional>
 #include <sstream>
-#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "tandem/tandem.hpp"
 
@@ -53,130 +56,86 @@ using tandem::PixelFormat;
 
 // ---- Command line ----------------------------------------------------------------------------
 
-const char* const kUsage =
-    "tandem-bench: times tandem's filters and graphs on each OpenCL device alone and co-executed.\n"
-    "\n"
-    "  tandem-bench filters [--size 1920x1080] [--frames 20] [--warmup 3] [--devices all]\n"
-    "      every filter on each selected device alone (split single); with OpenCV compiled in,\n"
-    "      OpenCV's equivalent on all cores in the same run; fused point-wise chains against\n"
-    "      the same chains run one pass per filter.\n"
-    "  tandem-bench coexec [--graph G] [--size 1920x1080] [--format rgba8] [--frames 60]\n"
-    "                      [--warmup 10] [--devices all] [--split adaptive] [--json FILE]\n"
-    "      graph G on each selected device alone, then on all of them together; prints the\n"
-    "      split trace and the co-execution efficiency (1/T_co) / sum(1/T_i).\n"
-    "      Default graph: \"gaussian=sigma=2,saturation=1.3,tonemap\".\n"
-    "  tandem-bench stream [--graph G] [--size 1920x1080] [--frames 100] [--warmup 10]\n"
-    "                      [--devices all] [--split adaptive] [--json FILE]\n"
-    "      a stream of frames from memory (what a video is once decoded): one frame at a time\n"
-    "      (Pipeline::process) against double-buffered (Pipeline::submit/wait, two frames on\n"
-    "      the devices), with each device's upload, kernel and download time per frame.\n"
-    "      Default graph: \"gaussian=sigma=2,saturation=1.3\".\n"
-    "\n"
-    "Common options: --ring K (distinct synthetic frames cycled through, default 4),\n"
-    "  --json FILE (the numbers as JSON). Figures are ms per frame from host memory to host\n"
-    "  memory: median over the timed frames, with the interquartile range and min..max.\n";
-
 struct Options {
   std::string mode;
-  int width = 1920;
+  std::string size = "1920x1080";
+  int width = 1920;  // from size, once parsed
   int height = 1080;
-  int frames = -1;  // -1: the mode's default
-  int warmup = -1;
+  int frames = 0;
+  int warmup = 0;
   int ring = 4;
   std::string devices = "all";
   std::string graph = "gaussian=sigma=2,saturation=1.3,tonemap";
   std::string split = "adaptive";
+  std::string format_name = "rgba8";
   PixelFormat format = PixelFormat::rgba8;
   std::string json;
 };
 
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-int parse_int(const std::string& flag, const std::string& text, int lo, int hi) {
-  std::size_t used = 0;
-  int v = 0;
-  try {
-    v = std::stoi(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || v < lo || v > hi) {
-    throw UsageError(flag + " takes an integer in " + std::to_string(lo) + ".." +
-                     std::to_string(hi) + ", not '" + text + "'");
-  }
-  return v;
+// WIDTHxHEIGHT, each 1..65536.
+bool parse_size(const std::string& text, int& width, int& height) {
+  const auto x = text.find('x');
+  if (x == std::string::npos) return false;
+  auto number = [](std::string_view s, int& v) {
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    return ec == std::errc() && end == s.data() + s.size() && v >= 1 && v <= 65536;
+  };
+  const std::string_view s = text;
+  return number(s.substr(0, x), width) && number(s.substr(x + 1), height);
 }
 
-Options parse_options(int argc, char** argv) {
-  Options o;
-  if (argc < 2) throw UsageError("a mode is needed: filters, coexec or stream");
-  o.mode = argv[1];
-  if (o.mode == "-h" || o.mode == "--help" || o.mode == "help") return o;
-  if (o.mode != "filters" && o.mode != "coexec" && o.mode != "stream") {
-    throw UsageError("unknown mode '" + o.mode + "' (filters, coexec or stream)");
-  }
-  if (o.mode == "stream") o.graph = "gaussian=sigma=2,saturation=1.3";
-  for (int i = 2; i < argc; ++i) {
-    std::string flag = argv[i];
-    std::string value;
-    bool has_value = false;
-    if (auto eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
-      has_value = true;
-    }
-    if (flag == "-h" || flag == "--help") {
-      o.mode = "--help";
-      return o;
-    }
-    auto take = [&]() -> std::string {
-      if (has_value) return value;
-      if (i + 1 >= argc) throw UsageError(flag + " needs a value");
-      return argv[++i];
-    };
-    if (flag == "--size") {
-      const std::string s = take();
-      const auto x = s.find('x');
-      if (x == std::string::npos) throw UsageError("--size takes WIDTHxHEIGHT, not '" + s + "'");
-      o.width = parse_int("--size", s.substr(0, x), 1, 65536);
-      o.height = parse_int("--size", s.substr(x + 1), 1, 65536);
-    } else if (flag == "--frames") {
-      o.frames = parse_int(flag, take(), 1, 1000000);
-    } else if (flag == "--warmup") {
-      o.warmup = parse_int(flag, take(), 0, 1000000);
-    } else if (flag == "--ring") {
-      o.ring = parse_int(flag, take(), 1, 64);
-    } else if (flag == "--devices") {
-      o.devices = take();
-    } else if (flag == "--graph" && o.mode != "filters") {
-      o.graph = take();
-    } else if (flag == "--split" && o.mode != "filters") {
-      o.split = take();
-    } else if (flag == "--format" && o.mode == "coexec") {
-      const std::string f = take();
-      if (f == "rgba8") {
-        o.format = PixelFormat::rgba8;
-      } else if (f == "rgba32f") {
-        o.format = PixelFormat::rgba32f;
-      } else {
-        throw UsageError("--format takes rgba8 or rgba32f, not '" + f + "'");
-      }
-    } else if (flag == "--json") {
-      o.json = take();
-    } else {
-      throw UsageError("unknown option '" + flag + "' for mode " + o.mode);
-    }
-  }
-  if (o.frames < 0) o.frames = o.mode == "filters" ? 20 : o.mode == "coexec" ? 60 : 100;
+// One subcommand per mode, with that mode's defaults (shown by --help).
+CLI::App* add_mode(CLI::App& app, Options& o, const std::string& mode, const std::string& help) {
+  o.mode = mode;
+  o.frames = mode == "filters" ? 20 : mode == "coexec" ? 60 : 100;
   // The adaptive split drops each device's first band and waits for three agreeing ones: give it
   // enough untimed frames in coexec.
-  if (o.warmup < 0) o.warmup = o.mode == "filters" ? 3 : 10;
+  o.warmup = mode == "filters" ? 3 : 10;
+  if (mode == "stream") o.graph = "gaussian=sigma=2,saturation=1.3";
+  CLI::App* sub = app.add_subcommand(mode, help);
+  if (mode != "filters") {
+    sub->add_option("--graph", o.graph, "The graph timed")->capture_default_str();
+  }
+  sub->add_option("--size", o.size, "Frame size")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            int w = 0, h = 0;
+            return parse_size(s, w, h) ? "" : "takes WIDTHxHEIGHT (1..65536 each), not '" + s + "'";
+          },
+          "WIDTHxHEIGHT"));
+  if (mode == "coexec") {
+    sub->add_option("--format", o.format_name, "Pixel format of the frames")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"rgba8", "rgba32f"}));
+  }
+  sub->add_option("--frames", o.frames, "Timed frames")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  sub->add_option("--warmup", o.warmup, "Untimed frames first (at least --ring)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
+  sub->add_option("--ring", o.ring, "Distinct synthetic frames cycled through")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  sub->add_option("--devices", o.devices,
+                  "Devices: all, cpu, gpu, ids such as 0.1,1.0, or name substrings")
+      ->capture_default_str();
+  if (mode != "filters") {
+    sub->add_option("--split", o.split, "adaptive, static:F1,F2,..., single or chunks:N")
+        ->capture_default_str();
+  }
+  sub->add_option("--json", o.json, "Write the numbers as JSON to FILE")->option_text("FILE");
+  return sub;
+}
+
+// What the options leave to be worked out once they are parsed.
+void finish_options(Options& o) {
+  parse_size(o.size, o.width, o.height);  // checked by --size's validator
+  o.format = o.format_name == "rgba32f" ? PixelFormat::rgba32f : PixelFormat::rgba8;
   // Every frame of the ring goes through the warm-up once, so that wrapping a frame in OpenCL
   // buffers never happens in the timed region.
   o.warmup = std::max(o.warmup, o.ring);
-  return o;
 }
 
 // ---- Statistics and timing -------------------------------------------------------------------
@@ -215,7 +174,7 @@ std::string describe(const Summary& s) {
 }
 
 // Runs frame(i) for `warmup` untimed frames, then `timed` frames each timed on its own. The
-// warm-up covers every frame of the ring at least once (see parse_options), so that buffer
+// warm-up covers every frame of the ring at least once (see finish_options), so that buffer
 // creation for a frame never falls into the timed region.
 std::vector<double> time_frames(int warmup, int timed, const std::function<void(int)>& frame,
                                 const std::function<void()>& after_warmup = {}) {
@@ -399,52 +358,79 @@ void print_header(const Machine& m, const std::vector<tandem::DeviceInfo>& all,
 
 // ---- JSON ------------------------------------------------------------------------------------
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
+using Json = nlohmann::ordered_json;  // members in the order written
 
-std::string json_number(double v) {
-  if (!std::isfinite(v)) return "null";
+// Six significant digits, as in the run report: 0.097144, not 0.09714400000000001. nlohmann
+// writes what is not finite (the NaN of an empty summary) as null.
+double six_digits(double v) {
+  if (!std::isfinite(v)) return v;
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
+  const auto end = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 6).ptr;
+  std::from_chars(buf, end, v);
+  return v;
 }
 
-std::string json_summary(const Summary& s) {
-  return "{\"median_ms\": " + json_number(s.median) + ", \"q1_ms\": " + json_number(s.q1) +
-         ", \"q3_ms\": " + json_number(s.q3) + ", \"min_ms\": " + json_number(s.min) +
-         ", \"max_ms\": " + json_number(s.max) + ", \"frames\": " + std::to_string(s.n) + "}";
+Json to_json(const Summary& s) {
+  return {{"median_ms", six_digits(s.median)}, {"q1_ms", six_digits(s.q1)},
+          {"q3_ms", six_digits(s.q3)},         {"min_ms", six_digits(s.min)},
+          {"max_ms", six_digits(s.max)},       {"frames", s.n}};
 }
 
-std::string json_header(const Machine& m, const Options& o) {
-  std::string env = "[";
-  for (std::size_t i = 0; i < m.environment.size(); ++i) {
-    env += (i ? ", " : "") + json_string(m.environment[i]);
+// The members every mode's document starts with: when, where, what.
+Json json_header(const std::string& mode, const Machine& m, const Options& o) {
+  Json j;
+  j["mode"] = mode;
+  j["date"] = m.date;
+  j["command"] = m.command;
+  j["tandem"] = tandem::version();
+  j["cpu"] = m.cpu;
+  j["nproc"] = m.usable_cpus;
+  j["environment"] = m.environment;
+  j["size"] = Json::array({o.width, o.height});
+  j["warmup_frames"] = o.warmup;
+  j["timed_frames"] = o.frames;
+  return j;
+}
+
+// Bytes that are not UTF-8 (in a device name) become U+FFFD rather than an exception.
+std::string compact(const Json& v) {
+  return v.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+bool is_object_list(const Json& v) {
+  return v.is_array() && !v.empty() && v.front().is_object();
+}
+
+// The layout of RunReport::to_json(): one member per line, one line per element of a list of
+// objects, every other value on one line (dump(2) would give each number of a split trace its own).
+void lay_out(const Json& v, int depth, std::string& out) {
+  const std::string indent(2 * static_cast<std::size_t>(depth), ' ');
+  if (v.is_object() && !v.empty() &&
+      (depth == 0 || std::any_of(v.begin(), v.end(), [](const Json& m) {
+         return m.is_object() || is_object_list(m);
+       }))) {
+    out += "{";
+    bool first = true;
+    for (const auto& [key, member] : v.items()) {
+      out += (first ? "\n  " : ",\n  ") + indent + compact(Json(key)) + ": ";
+      lay_out(member, depth + 1, out);
+      first = false;
+    }
+    out += "\n" + indent + "}";
+  } else if (is_object_list(v)) {
+    out += "[";
+    for (std::size_t i = 0; i < v.size(); ++i)
+      out += (i ? ",\n  " : "\n  ") + indent + compact(v[i]);
+    out += "\n" + indent + "]";
+  } else {
+    out += compact(v);
   }
-  env += "]";
-  return "  \"date\": " + json_string(m.date) + ",\n  \"command\": " + json_string(m.command) +
-         ",\n  \"tandem\": " + json_string(tandem::version()) +
-         ",\n  \"cpu\": " + json_string(m.cpu) +
-         ",\n  \"nproc\": " + std::to_string(m.usable_cpus) + ",\n  \"environment\": " + env +
-         ",\n  \"size\": [" + std::to_string(o.width) + ", " + std::to_string(o.height) +
-         "],\n  \"warmup_frames\": " + std::to_string(o.warmup) +
-         ",\n  \"timed_frames\": " + std::to_string(o.frames) + ",\n";
 }
 
-void write_file(const std::string& path, const std::string& text) {
+void write_json(const std::string& path, const Json& document) {
+  std::string text;
+  lay_out(document, 0, text);
+  text += "\n";
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp);
@@ -815,22 +801,22 @@ int run_filters(const Options& o, const Machine& machine) {
   std::printf("\nload at the end: %s\n", load_average().c_str());
 
   if (!o.json.empty()) {
-    std::string j = "{\n  \"mode\": \"filters\",\n" + json_header(machine, o) + "  \"filters\": [";
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const auto& r = rows[i];
-      j += std::string(i ? "," : "") + "\n    {\"filter\": " + json_string(r.filter) +
-           ", \"device\": " + json_string(r.device) + ", \"tandem\": " + json_summary(r.tandem) +
-           ", \"opencv\": " + (r.opencv ? json_summary(*r.opencv) : "null") + "}";
+    Json j = json_header("filters", machine, o);
+    j["filters"] = Json::array();
+    for (const auto& r : rows) {
+      j["filters"].push_back({{"filter", r.filter},
+                              {"device", r.device},
+                              {"tandem", to_json(r.tandem)},
+                              {"opencv", r.opencv ? to_json(*r.opencv) : Json(nullptr)}});
     }
-    j += "\n  ],\n  \"fusion\": [";
-    for (std::size_t i = 0; i < fusion.size(); ++i) {
-      const auto& r = fusion[i];
-      j += std::string(i ? "," : "") + "\n    {\"chain\": " + json_string(r.chain) +
-           ", \"device\": " + json_string(r.device) + ", \"fused\": " + json_summary(r.fused) +
-           ", \"not_fused\": " + json_summary(r.apart) + "}";
+    j["fusion"] = Json::array();
+    for (const auto& r : fusion) {
+      j["fusion"].push_back({{"chain", r.chain},
+                             {"device", r.device},
+                             {"fused", to_json(r.fused)},
+                             {"not_fused", to_json(r.apart)}});
     }
-    j += "\n  ]\n}\n";
-    write_file(o.json, j);
+    write_json(o.json, j);
   }
   return 0;
 }
@@ -964,21 +950,21 @@ int run_coexec(const Options& o, const Machine& machine) {
   std::printf("\nload at the end: %s\n", load_average().c_str());
 
   if (!o.json.empty()) {
-    std::string j = "{\n  \"mode\": \"coexec\",\n" + json_header(machine, o) +
-                    "  \"graph\": " + json_string(o.graph) +
-                    ",\n  \"format\": " + json_string(std::string(tandem::to_string(o.format))) +
-                    ",\n  \"split\": " + json_string(o.split) + ",\n  \"alone\": [";
+    Json j = json_header("coexec", machine, o);
+    j["graph"] = o.graph;
+    j["format"] = std::string(tandem::to_string(o.format));
+    j["split"] = o.split;
+    j["alone"] = Json::array();
     for (std::size_t k = 0; k < alone.size(); ++k) {
       const auto& info = devices.all[devices.selected[k]];
-      j += std::string(k ? "," : "") + "\n    {\"id\": " + json_string(info.id) +
-           ", \"name\": " + json_string(info.name) + ", \"time\": " + json_summary(alone[k]) + "}";
+      j["alone"].push_back({{"id", info.id}, {"name", info.name}, {"time", to_json(alone[k])}});
     }
-    j += "\n  ],\n  \"together\": " + json_summary(together_summary) +
-         ",\n  \"efficiency\": " + json_number(efficiency) +
-         ",\n  \"speedup_over_fastest\": " + json_number(best / together_summary.median) +
-         ",\n  \"overlap\": " + json_number(busy_sum / wall) +
-         ",\n  \"run_report\": " + report.to_json() + "}\n";
-    write_file(o.json, j);
+    j["together"] = to_json(together_summary);
+    j["efficiency"] = six_digits(efficiency);
+    j["speedup_over_fastest"] = six_digits(best / together_summary.median);
+    j["overlap"] = six_digits(busy_sum / wall);
+    j["run_report"] = Json::parse(report.to_json());
+    write_json(o.json, j);
   }
   return 0;
 }
@@ -1062,14 +1048,14 @@ int run_stream(const Options& o, const Machine& machine) {
   std::printf("\nload at the end: %s\n", load_average().c_str());
 
   if (!o.json.empty()) {
-    std::string j = "{\n  \"mode\": \"stream\",\n" + json_header(machine, o) +
-                    "  \"graph\": " + json_string(o.graph) +
-                    ",\n  \"split\": " + json_string(o.split) +
-                    ",\n  \"one_at_a_time\": " + json_summary(runs[0].time) +
-                    ",\n  \"double_buffered\": " + json_summary(runs[1].time) +
-                    ",\n  \"gain\": " + json_number(gain) +
-                    ",\n  \"run_report\": " + runs[1].report.to_json() + "}\n";
-    write_file(o.json, j);
+    Json j = json_header("stream", machine, o);
+    j["graph"] = o.graph;
+    j["split"] = o.split;
+    j["one_at_a_time"] = to_json(runs[0].time);
+    j["double_buffered"] = to_json(runs[1].time);
+    j["gain"] = six_digits(gain);
+    j["run_report"] = Json::parse(runs[1].report.to_json());
+    write_json(o.json, j);
   }
   return 0;
 }
@@ -1077,17 +1063,46 @@ int run_stream(const Options& o, const Machine& machine) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options o;
+  CLI::App app{
+      "tandem-bench: times tandem's filters and graphs on each OpenCL device alone and "
+      "co-executed.",
+      "tandem-bench"};
+  app.footer(
+      "Figures are ms per frame from host memory to host memory: median over the timed frames, "
+      "with the interquartile range and min..max.");
+  Options filters, coexec, stream;
+  add_mode(app, filters, "filters",
+           "Every filter on each selected device alone (split single); with OpenCV compiled in, "
+           "OpenCV's equivalent on all cores in the same run; fused point-wise chains against the "
+           "same chains run one pass per filter.");
+  add_mode(app, coexec, "coexec",
+           "The graph on each selected device alone, then on all of them together; prints the "
+           "split trace and the co-execution efficiency (1/T_co) / sum(1/T_i).");
+  add_mode(app, stream, "stream",
+           "A stream of frames from memory (what a video is once decoded): one frame at a time "
+           "(Pipeline::process) against double-buffered (Pipeline::submit/wait, two frames on the "
+           "devices), with each device's upload, kernel and download time per frame.");
+  app.require_subcommand(1);
   try {
-    o = parse_options(argc, argv);
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "tandem-bench: %s (see tandem-bench --help)\n", e.what());
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help
+  } catch (const CLI::ParseError& e) {
+    std::string message = e.what();
+    if (app.get_subcommands().empty() && e.get_name() == "RequiredError") {
+      // CLI11 says only "A subcommand is required".
+      message = argc < 2 || argv[1][0] == '-'
+                    ? "a mode is needed: filters, coexec or stream"
+                    : "unknown mode '" + std::string(argv[1]) + "' (filters, coexec or stream)";
+    }
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    std::fprintf(stderr, "tandem-bench: error: %s (see tandem-bench --help)\n", message.c_str());
     return 2;
   }
-  if (o.mode == "-h" || o.mode == "--help" || o.mode == "help") {
-    std::printf("%s", kUsage);
-    return 0;
-  }
+  Options& o = app.got_subcommand("filters")  ? filters
+               : app.got_subcommand("coexec") ? coexec
+                                              : stream;
+  finish_options(o);
   try {
     const Machine machine = describe_machine(argc, argv);
     if (o.mode == "filters") return run_filters(o, machine);

@@ -43,6 +43,11 @@ Range unite(Range a, Range b) {
 // Weight of a new frame's statistics in the running estimate used by the next frame.
 constexpr double kStatsSmoothing = 0.25;
 
+// Point-wise filters fused into one kernel at most: compilers take super-linear time in the
+// length of one kernel (PoCL: 50 stages 10 s, 200 stages 81 s), and a longer chain gains
+// nothing more from fusion than its memory traffic once per 16 stages.
+constexpr std::size_t kMaxFusedStages = 16;
+
 // Completed frames whose split split_of() can still tell.
 constexpr std::size_t kRecentSplits = 64;
 
@@ -187,23 +192,6 @@ std::string hex64(std::uint64_t v) {
   std::ostringstream s;
   s << std::hex << v;
   return s.str();
-}
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
 }
 
 }  // namespace
@@ -385,7 +373,7 @@ void Pipeline::Impl::compile(PixelFormat input) {
           std::any_of(p.filters.begin(), p.filters.end(),
                       [](Filter* g) { return g->needs_frame_stats(); });
       if (p.pointwise && consumers[in[0]] == 1 && in[0] != output_value && extra_ready &&
-          !stats_chain && in.size() <= 2) {
+          !stats_chain && in.size() <= 2 && p.filters.size() < kMaxFusedStages) {
         int second = -1;
         if (in.size() == 2) {
           auto it = std::find(p.inputs.begin(), p.inputs.end(), in[1]);
@@ -892,12 +880,22 @@ void Pipeline::Impl::run_chunks(const Frame& input, Frame& output, int chunk_row
       }
     }
   };
-  std::vector<std::thread> threads;
-  for (std::size_t d = 0; d < n; ++d) {
-    if (!failed[d]) threads.emplace_back(worker, d);
+  // A failing device puts its chunk back, possibly after the others found the queue empty and
+  // left: the healthy devices go round again until no chunk is left.
+  while (!todo.empty()) {
+    std::vector<std::thread> threads;
+    for (std::size_t d = 0; d < n; ++d) {
+      if (!failed[d]) threads.emplace_back(worker, d);
+    }
+    for (auto& t : threads) t.join();
+    if (fatal) std::rethrow_exception(fatal);
   }
-  for (auto& t : threads) t.join();
-  if (fatal) std::rethrow_exception(fatal);
+  int done = 0;
+  for (const DeviceTimes& t : times) done += t.rows;
+  if (done != height) {
+    throw Error("chunks covered " + std::to_string(done) + " of " + std::to_string(height) +
+                " rows");  // never a frame with rows missing
+  }
 
   fractions.assign(n, 0.0);
   for (std::size_t d = 0; d < n; ++d) {
@@ -1069,32 +1067,19 @@ std::vector<double> Pipeline::split_of(std::uint64_t ticket) const {
   }
   return {};
 }
+std::vector<std::string> Pipeline::passes() const {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<std::string> out;
+  for (const Pass& p : impl_->passes) {
+    std::string line = p.pointwise ? "point-wise:" : "stencil:";
+    const auto& nodes = impl_->graph.nodes();
+    for (int n : p.nodes) line += " " + nodes[n].spec->name;
+    out.push_back(std::move(line));
+  }
+  return out;
+}
+
 const Graph& Pipeline::graph() const { return impl_->graph; }
 DeviceSet& Pipeline::devices() { return impl_->devices; }
-
-std::string RunReport::to_json() const {
-  std::ostringstream j;
-  j.precision(6);
-  j << "{\n  \"frames\": " << frames << ",\n  \"wall_ms\": " << wall_ms << ",\n  \"devices\": [";
-  for (std::size_t i = 0; i < devices.size(); ++i) {
-    const auto& d = devices[i];
-    j << (i ? "," : "") << "\n    {\"id\": " << json_string(d.id) << ", \"name\": "
-      << json_string(d.name) << ", \"type\": " << json_string(to_string(d.type))
-      << ", \"share\": " << d.share << ", \"busy_ms\": " << d.busy_ms
-      << ", \"upload_ms\": " << d.upload_ms << ", \"kernel_ms\": " << d.kernel_ms
-      << ", \"download_ms\": " << d.download_ms
-      << ", \"failed\": " << (d.failed ? "true" : "false") << "}";
-  }
-  j << "\n  ],\n  \"split_trace\": [";
-  for (std::size_t f = 0; f < split_trace.size(); ++f) {
-    j << (f ? ", " : "") << "[";
-    for (std::size_t d = 0; d < split_trace[f].size(); ++d) j << (d ? ", " : "") << split_trace[f][d];
-    j << "]";
-  }
-  j << "],\n  \"fallbacks\": [";
-  for (std::size_t i = 0; i < fallbacks.size(); ++i) j << (i ? ", " : "") << json_string(fallbacks[i]);
-  j << "]\n}\n";
-  return j.str();
-}
 
 }  // namespace tandem

@@ -25,17 +25,21 @@ struct EntryHeader {
   std::uint64_t checksum;
 };
 
-std::uint64_t entry_key(const Device& device, const std::string& source,
-                        const std::string& options) {
-  const DeviceInfo& d = device.info();
+}  // namespace
+
+std::uint64_t program_cache_key(const DeviceInfo& d, std::string_view source,
+                                std::string_view options) {
   std::uint64_t h = fnv1a64(source);
-  for (const std::string* part : {&options, &d.platform, &d.name, &d.driver_version,
-                                  &d.device_version}) {
+  for (std::string_view part : {options, std::string_view(d.platform), std::string_view(d.name),
+                                 std::string_view(d.driver_version),
+                                 std::string_view(d.device_version)}) {
     h = fnv1a64(std::string_view("\x1f", 1), h);
-    h = fnv1a64(*part, h);
+    h = fnv1a64(part, h);
   }
   return h;
 }
+
+namespace {
 
 std::string hex(std::uint64_t v) {
   char buf[17];
@@ -49,10 +53,14 @@ std::vector<unsigned char> read_entry(const std::filesystem::path& path, std::ui
   corrupt = false;
   std::ifstream in(path, std::ios::binary);
   if (!in) return {};
+  std::error_code ec;
+  const std::uintmax_t file_size = std::filesystem::file_size(path, ec);
   EntryHeader header{};
   std::vector<unsigned char> binary;
-  if (in.read(reinterpret_cast<char*>(&header), sizeof header) && header.magic == kMagic &&
-      header.key == key && header.size > 0 && header.size < (std::uint64_t{1} << 32)) {
+  // The size it claims is checked against the file's before anything is allocated.
+  if (!ec && file_size >= sizeof header &&
+      in.read(reinterpret_cast<char*>(&header), sizeof header) && header.magic == kMagic &&
+      header.key == key && header.size > 0 && header.size == file_size - sizeof header) {
     binary.resize(header.size);
     if (in.read(reinterpret_cast<char*>(binary.data()), static_cast<std::streamsize>(binary.size())) &&
         in.peek() == std::char_traits<char>::eof() &&
@@ -127,7 +135,7 @@ ProgramCache& ProgramCache::global() {
 std::filesystem::path ProgramCache::entry_path(const Device& device, const std::string& source,
                                                const std::string& options) const {
   if (directory_.empty()) return {};
-  return directory_ / "programs" / (hex(entry_key(device, source, options)) + ".bin");
+  return directory_ / "programs" / (hex(program_cache_key(device.info(), source, options)) + ".bin");
 }
 
 ProgramCache::Stats ProgramCache::stats() const {
@@ -146,7 +154,7 @@ cl::Program ProgramCache::get(Device& device, const std::string& source,
   const std::string options =
       extra_options_.empty() ? base_options : base_options + " " + extra_options_;
   lock.unlock();
-  const std::uint64_t key = entry_key(device, source, options);
+  const std::uint64_t key = program_cache_key(device.info(), source, options);
   lock.lock();
   auto& programs = device.programs_;
   const auto memory_key = std::make_pair(id_, key);

@@ -46,7 +46,15 @@ struct RunReport {
   std::vector<DeviceReport> devices;
   std::vector<std::vector<double>> split_trace;  ///< per frame, fraction of rows per device
   std::vector<std::string> fallbacks;            ///< one line per device taken out of the split
-  /// The report as a JSON document.
+  /// The report as a JSON object, one member per line:
+  ///   "frames" (int), "wall_ms" (number),
+  ///   "devices": [{"id", "name", "type" ("cpu", "gpu", ...), "share", "busy_ms", "upload_ms",
+  ///                "kernel_ms", "download_ms" (numbers), "failed" (bool)}, ...] in device order,
+  ///   "split_trace": [[fraction per device], ...] one array per frame,
+  ///   "fallbacks": ["...", ...].
+  /// Numbers have six significant digits, those that are not finite are null; bytes of names
+  /// that are not UTF-8 become U+FFFD.
+  /// A program that adds members parses it with any JSON library (the CLI adds "video").
   std::string to_json() const;
 };
 
@@ -84,6 +92,10 @@ class Pipeline {
   /// The fractions of rows per device that the frame of `ticket` ran with, once it completed;
   /// empty when it has not, or when it is older than the last 64 frames. Safe from any thread.
   std::vector<double> split_of(std::uint64_t ticket) const;
+  /// The passes the graph runs as on each band, once the first frame compiled them (empty
+  /// before): one line per kernel launch chain, "point-wise: saturation tonemap" for a fused
+  /// chain, "stencil: gaussian" for a filter with its own kernels.
+  std::vector<std::string> passes() const;
   const Graph& graph() const;
   DeviceSet& devices();
 

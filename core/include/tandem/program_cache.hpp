@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
@@ -51,6 +52,13 @@ class ProgramCache {
   mutable std::mutex mutex_;
   Stats stats_;
 };
+
+struct DeviceInfo;
+
+/// The key of a program's cache entry: a hash of its source, its build options and the
+/// platform, device name, driver and device version it is built for.
+std::uint64_t program_cache_key(const DeviceInfo& device, std::string_view source,
+                                std::string_view options);
 
 /// 64-bit FNV-1a, the stable hash used for cache keys.
 std::uint64_t fnv1a64(std::string_view data, std::uint64_t seed = 0xcbf29ce484222325ull);
