@@ -156,6 +156,57 @@ TEST(BenchJson, CoexecWritesADocumentThatParses) {
   EXPECT_EQ(report.at("split_trace").size(), 2u);
 }
 
+// Each kernel against the device's limit: the copy bandwidth measured in the same run, the kernel
+// time per frame, the compulsory bytes and what they make in GB/s; and the programs' binaries.
+TEST(BenchJson, FiltersReportKernelsAgainstTheCopyBandwidth) {
+  ScratchDir dir;
+  const std::filesystem::path file = dir.path / "filters.json";
+  const std::filesystem::path binaries = dir.path / "binaries";
+  std::string err;
+  // "saturation": the case "saturation 1.3" (rgba8) and the two fused chains (rgba32f).
+  ASSERT_EQ(run_bench("filters --only saturation --size 64x48 --frames 1 --warmup 0 --ring 1 "
+                      "--json '" + file.string() + "' --dump-binaries '" + binaries.string() + "'",
+                      dir, err),
+            0)
+      << err;
+  std::ifstream in(file);
+  const json j = json::parse(in);
+  const std::size_t n = test::device_ids().size();
+  EXPECT_EQ(j.at("mode").get<std::string>(), "filters");
+  ASSERT_EQ(j.at("copy").size(), 2 * n);  // per device, a frame of rgba8 and one of rgba32f
+  for (const json& c : j["copy"]) {
+    SCOPED_TRACE(c.dump());
+    EXPECT_TRUE(c.at("device").is_string());
+    EXPECT_TRUE(c.at("bytes").is_number_integer());
+    EXPECT_TRUE(c.at("gbps").is_number());
+    for (const char* method : {"uint4", "float4", "copy_buffer"}) {
+      EXPECT_TRUE(c.at("methods").at(method).at("median_ms").is_number()) << method;
+      EXPECT_TRUE(c["methods"][method].at("gbps").is_number()) << method;
+    }
+  }
+  ASSERT_EQ(j.at("filters").size(), n);
+  for (const json& r : j["filters"]) {
+    SCOPED_TRACE(r.dump());
+    EXPECT_EQ(r.at("filter").get<std::string>(), "saturation 1.3");
+    EXPECT_EQ(r.at("compulsory_bytes").get<std::size_t>(), 64u * 48u * 4u * 2u);
+    EXPECT_TRUE(r.at("kernel").at("median_ms").is_number());
+    EXPECT_EQ(r["kernel"].at("frames").get<int>(), 1);
+    for (const char* key : {"achieved_gbps", "copy_gbps", "percent_of_copy"}) {
+      EXPECT_TRUE(r.at(key).is_number()) << key;
+    }
+  }
+  ASSERT_EQ(j.at("fusion").size(), 2 * n);
+  for (const json& r : j["fusion"]) {
+    EXPECT_TRUE(r.at("fused_kernel").at("median_ms").is_number());
+    EXPECT_TRUE(r.at("not_fused_kernel").at("median_ms").is_number());
+  }
+  // Every file listed was written, with the index beside it.
+  EXPECT_TRUE(std::filesystem::exists(binaries / "index.tsv"));
+  for (const json& f : j.at("binaries").at("files")) {
+    EXPECT_TRUE(std::filesystem::exists(binaries / f.at("file").get<std::string>())) << f.dump();
+  }
+}
+
 TEST(BenchJson, UsageErrorsAreOneLineAndExitTwo) {
   ScratchDir dir;
   for (const std::string args :

@@ -16,13 +16,18 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -70,6 +75,8 @@ struct Options {
   std::string format_name = "rgba8";
   PixelFormat format = PixelFormat::rgba8;
   std::string json;
+  std::string dump_binaries;  // filters: directory for the programs' binaries
+  std::string only;           // filters: comma-separated substrings of the case labels run
 };
 
 // WIDTHxHEIGHT, each 1..65536.
@@ -126,6 +133,17 @@ CLI::App* add_mode(CLI::App& app, Options& o, const std::string& mode, const std
         ->capture_default_str();
   }
   sub->add_option("--json", o.json, "Write the numbers as JSON to FILE")->option_text("FILE");
+  if (mode == "filters") {
+    sub->add_option("--only", o.only,
+                    "Only the cases whose label contains one of these comma-separated words "
+                    "(e.g. saturation,box)")
+        ->option_text("WORDS");
+    sub->add_option("--dump-binaries", o.dump_binaries,
+                    "Write each program as the driver built it (CL_PROGRAM_BINARIES: PTX text on "
+                    "NVIDIA) to DIR, named by case and device, with DIR/index.tsv; programs are "
+                    "built afresh in a temporary cache. Count its loads with tools/ptx-loads.sh DIR")
+        ->option_text("DIR");
+  }
   return sub;
 }
 
@@ -501,9 +519,18 @@ std::string join(const std::vector<std::string>& items, const char* sep) {
 // ring. Returns the per-frame times; the pipeline stays for its report.
 struct Timed {
   std::vector<double> ms;
+  // Per timed frame: the devices' kernel time (the run report's kernel_ms, from profiling
+  // events: kernels and copies between device buffers, no host transfers), summed over devices.
+  std::vector<double> kernel_ms;
   std::unique_ptr<Pipeline> pipeline;
   tandem::RunReport warmed;  // the report when the warm-up ended
 };
+
+double kernel_ms_so_far(const tandem::RunReport& report) {
+  double ms = 0;
+  for (const auto& d : report.devices) ms += d.kernel_ms;
+  return ms;
+}
 
 Timed time_graph(DeviceSet& devices, const Graph& graph, const PipelineOptions& options,
                  const std::vector<Frame>& ring, int warmup, int frames) {
@@ -513,12 +540,288 @@ Timed time_graph(DeviceSet& devices, const Graph& graph, const PipelineOptions& 
   Frame output = t.pipeline->make_frame(first.width(), first.height(),
                                         t.pipeline->output_format(first.format()));
   const int ring_size = static_cast<int>(ring.size());
+  double kernel_before = 0;
   t.ms = time_frames(
       warmup, frames,
-      [&](int i) { t.pipeline->process(ring[static_cast<std::size_t>(i % ring_size)], output); },
-      [&] { t.warmed = t.pipeline->report(); });
+      [&](int i) {
+        t.pipeline->process(ring[static_cast<std::size_t>(i % ring_size)], output);
+        if (i < warmup) return;
+        // process() returned, so the frame's profiling events are in the report.
+        const double now = kernel_ms_so_far(t.pipeline->report());
+        t.kernel_ms.push_back(now - kernel_before);
+        kernel_before = now;
+      },
+      [&] {
+        t.warmed = t.pipeline->report();
+        kernel_before = kernel_ms_so_far(t.warmed);
+      });
   return t;
 }
+
+// ---- The device's limit: copy bandwidth ------------------------------------------------------
+
+// A copy in device memory bounds what a filter that reads its frame once and writes it once can
+// reach. One 16-byte element per work-item, as integers and as floats (the two ways the filters
+// load pixels), next to the driver's own clEnqueueCopyBuffer.
+constexpr const char* kCopySource = R"CL(
+__kernel void copy_uint4(__global const uint4* restrict src, __global uint4* restrict dst,
+                         uint n) {
+  const uint i = (uint)get_global_id(0);
+  if (i < n) dst[i] = src[i];
+}
+__kernel void copy_float4(__global const float4* restrict src, __global float4* restrict dst,
+                          uint n) {
+  const uint i = (uint)get_global_id(0);
+  if (i < n) dst[i] = src[i];
+}
+)CL";
+
+struct CopyMethod {
+  std::string name;  // uint4, float4, copy_buffer
+  Summary ms;        // profiling-event time of one copy
+  double gbps = NAN;  // (bytes read + bytes written) / median time
+};
+
+// One device's copy bandwidth on buffers of `bytes`: the best of the methods is its limit.
+struct CopyRow {
+  std::string device;  // label
+  std::string frame;   // the pixel format of the frame whose size this is
+  std::size_t bytes = 0;
+  std::vector<CopyMethod> methods;
+  double gbps = NAN;
+};
+
+double event_ms(const cl::Event& e) {
+  return static_cast<double>(e.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                             e.getProfilingInfo<CL_PROFILING_COMMAND_START>()) *
+         1e-6;
+}
+
+// GB/s of moving `bytes` in `ms`; NaN (null in JSON) when no time was measured.
+double gb_per_s(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e6) : NAN; }
+
+cl::Program build_copy_program(tandem::Device& device) {
+  cl::Program program(device.context(), std::string(kCopySource));
+  try {
+    program.build({device.cl_device()}, "");
+  } catch (const cl::Error& e) {
+    std::string log;
+    try {
+      log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device.cl_device());
+    } catch (const cl::Error&) {
+    }
+    throw tandem::Error(e.err(), e.what(),
+                        "building tandem-bench's copy kernels for " + device.info().name, log);
+  }
+  return program;
+}
+
+// Times each copy method between two buffers of `bytes` (rounded up to 16) in device memory:
+// `warmup` untimed copies, then the median of `repeats`, each waited for on its own.
+CopyRow measure_copy(tandem::Device& device, const cl::Program& program, std::size_t bytes,
+                     int warmup, int repeats) {
+  const std::size_t elements = (bytes + 15) / 16;
+  const std::size_t size = 16 * elements;
+  cl::CommandQueue& queue = device.queue();
+  cl::Buffer src(device.context(), CL_MEM_READ_WRITE, size);
+  cl::Buffer dst(device.context(), CL_MEM_READ_WRITE, size);
+  queue.enqueueFillBuffer(src, cl_uint{0x5a3c96e1}, 0, size);
+  queue.enqueueFillBuffer(dst, cl_uint{0}, 0, size);
+  queue.finish();
+  CopyRow row{device_label(device.info()), "", size, {}, NAN};
+  auto time = [&](const char* name, const std::function<cl::Event()>& copy) {
+    for (int i = 0; i < warmup; ++i) copy().wait();
+    std::vector<double> ms;
+    for (int i = 0; i < repeats; ++i) {
+      const cl::Event e = copy();
+      e.wait();
+      ms.push_back(event_ms(e));
+    }
+    CopyMethod m{name, summarize(ms)};
+    m.gbps = gb_per_s(2.0 * static_cast<double>(size), m.ms.median);
+    if (std::isnan(row.gbps) || m.gbps > row.gbps) row.gbps = m.gbps;
+    row.methods.push_back(m);
+  };
+  for (const char* name : {"uint4", "float4"}) {
+    cl::Kernel kernel(program, (std::string("copy_") + name).c_str());
+    kernel.setArg(0, src);
+    kernel.setArg(1, dst);
+    kernel.setArg(2, static_cast<cl_uint>(elements));
+    const std::size_t local = std::min<std::size_t>(
+        256, kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device.cl_device()));
+    const std::size_t global = (elements + local - 1) / local * local;
+    time(name, [&] {
+      cl::Event e;
+      queue.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(global), cl::NDRange(local),
+                                 nullptr, &e);
+      return e;
+    });
+  }
+  time("copy_buffer", [&] {
+    cl::Event e;
+    queue.enqueueCopyBuffer(src, dst, 0, 0, size, nullptr, &e);
+    return e;
+  });
+  return row;
+}
+
+// ---- Program binaries (--dump-binaries) ------------------------------------------------------
+
+// Lower-case letters and digits of `text`, every other run of characters one '-'.
+std::string slug(const std::string& text) {
+  std::string s;
+  for (unsigned char c : text) {
+    if (std::isalnum(c)) {
+      s += static_cast<char>(std::tolower(c));
+    } else if (!s.empty() && s.back() != '-') {
+      s += '-';
+    }
+  }
+  while (!s.empty() && s.back() == '-') s.pop_back();
+  return s.empty() ? "program" : s;
+}
+
+// What a driver's binary is, from its first bytes: "ptx", "elf", "llvm-bitcode", "poclbin", or
+// the bytes.
+std::string binary_format(const std::vector<unsigned char>& b) {
+  const std::string head(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(
+                                                    std::min<std::size_t>(b.size(), 4096)));
+  if (head.find(".version ") != std::string::npos && head.find(".target ") != std::string::npos)
+    return "ptx";
+  if (head.rfind("\x7f" "ELF", 0) == 0) return "elf";
+  if (head.rfind("BC\xc0\xde", 0) == 0) return "llvm-bitcode";
+  if (head.rfind("poclbin", 0) == 0) return "poclbin";  // PoCL: bitcode and per-kernel .so
+  std::string shown;
+  for (std::size_t i = 0; i < std::min<std::size_t>(head.size(), 8); ++i)
+    shown += std::isprint(static_cast<unsigned char>(head[i])) ? head[i] : '.';
+  return "unknown, starts \"" + shown + "\"";
+}
+
+// The library keeps the programs it builds to itself, but its disk cache holds each one as a
+// 32-byte header (magic "TNDMPRG1", key, size, checksum) followed by the driver's
+// CL_PROGRAM_BINARIES. So the bench points the process's cache at a fresh temporary directory
+// (TANDEM_CACHE_DIR, set before the first program is built; every program is then built from
+// source in the warm-up) and takes the entries each case adds, by case and device. A program an
+// earlier case built on the same device is found in memory and adds no entry.
+class BinaryDump {
+ public:
+  struct File {
+    std::string name, what, device, device_name, format;
+    std::size_t bytes = 0;
+  };
+
+  explicit BinaryDump(std::filesystem::path dir) : dir_(std::move(dir)) {
+    std::filesystem::create_directories(dir_);
+    // Files a previous dump listed are ours to replace; nothing else in DIR is touched.
+    std::ifstream index(dir_ / "index.tsv");
+    std::string line;
+    std::getline(index, line);  // the column names
+    while (std::getline(index, line)) {
+      const std::string name = line.substr(0, line.find('\t'));
+      if (!name.empty() && name.find('/') == std::string::npos) {
+        std::error_code ec;
+        std::filesystem::remove(dir_ / name, ec);
+      }
+    }
+    std::random_device rd;
+    cache_ = std::filesystem::temp_directory_path() /
+             ("tandem-bench-cache-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+    std::filesystem::create_directories(cache_);
+    ::unsetenv("TANDEM_CACHE");
+    ::setenv("TANDEM_CACHE_DIR", cache_.c_str(), 1);
+    if (tandem::ProgramCache::global().directory() != cache_) {
+      throw tandem::Error("--dump-binaries: the program cache was opened before the bench could "
+                          "point it at " + cache_.string());
+    }
+  }
+  ~BinaryDump() {
+    std::error_code ec;
+    std::filesystem::remove_all(cache_, ec);
+  }
+  BinaryDump(const BinaryDump&) = delete;
+  BinaryDump& operator=(const BinaryDump&) = delete;
+
+  // Writes the cache entries added since the last call as programs of `what` on `device`.
+  void take(const std::string& what, const tandem::DeviceInfo& device) {
+    std::vector<std::filesystem::path> added;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(cache_ / "programs", ec)) {
+      const std::string name = e.path().filename().string();
+      if (e.path().extension() == ".bin" && name.find(".tmp.") == std::string::npos &&
+          seen_.insert(name).second) {
+        added.push_back(e.path());
+      }
+    }
+    // In the order they were built.
+    std::sort(added.begin(), added.end(), [](const auto& a, const auto& b) {
+      std::error_code e1, e2;
+      return std::filesystem::last_write_time(a, e1) < std::filesystem::last_write_time(b, e2);
+    });
+    for (const auto& path : added) {
+      std::ifstream in(path, std::ios::binary);
+      std::vector<unsigned char> entry((std::istreambuf_iterator<char>(in)),
+                                       std::istreambuf_iterator<char>());
+      std::uint64_t size = 0;
+      if (entry.size() >= 32) std::memcpy(&size, entry.data() + 16, sizeof size);
+      if (entry.size() < 32 || std::memcmp(entry.data(), "TNDMPRG1", 8) != 0 ||
+          size != entry.size() - 32) {
+        warnings_.push_back("cache entry " + path.filename().string() + " (" + what + ", " +
+                            device.id + ") is not laid out as expected (magic TNDMPRG1, key, "
+                            "size, checksum): not written");
+        continue;
+      }
+      write(what, device, {entry.begin() + 32, entry.end()});
+    }
+  }
+
+  // A program the bench built itself (the copy kernels).
+  void add(const std::string& what, const tandem::DeviceInfo& device, const cl::Program& program) {
+    const auto binaries = program.getInfo<CL_PROGRAM_BINARIES>();
+    if (binaries.empty() || binaries[0].empty()) {
+      warnings_.push_back(what + " on " + device.id + ": the driver returned no binary");
+      return;
+    }
+    write(what, device, binaries[0]);
+  }
+
+  // index.tsv: one line per file written, with the case and the device it was built for.
+  void write_index() const {
+    std::ofstream out(dir_ / "index.tsv");
+    out << "file\tcase\tdevice\tdevice_name\tbytes\tformat\n";
+    for (const File& f : files_) {
+      out << f.name << '\t' << f.what << '\t' << f.device << '\t' << f.device_name << '\t'
+          << f.bytes << '\t' << f.format << '\n';
+    }
+    if (!out.flush()) throw tandem::Error("cannot write " + (dir_ / "index.tsv").string());
+  }
+
+  const std::filesystem::path& dir() const { return dir_; }
+  const std::vector<File>& files() const { return files_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+ private:
+  void write(const std::string& what, const tandem::DeviceInfo& device,
+             std::vector<unsigned char> binary) {
+    const std::string format = binary_format(binary);
+    if (format == "ptx") {
+      while (!binary.empty() && binary.back() == 0) binary.pop_back();  // C string's NUL
+    }
+    const std::string stem = slug(what) + "_dev" + device.id;
+    const std::string name = stem + "_" + std::to_string(++numbers_[stem]) +
+                             (format == "ptx" ? ".ptx" : ".bin");
+    std::ofstream out(dir_ / name, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(binary.data()),
+              static_cast<std::streamsize>(binary.size()));
+    if (!out.flush()) throw tandem::Error("cannot write " + (dir_ / name).string());
+    files_.push_back({name, what, device.id, device.name, format, binary.size()});
+  }
+
+  std::filesystem::path dir_, cache_;
+  std::set<std::string> seen_;
+  std::map<std::string, int> numbers_;
+  std::vector<File> files_;
+  std::vector<std::string> warnings_;
+};
 
 // ---- Mode: filters ---------------------------------------------------------------------------
 
@@ -639,16 +942,59 @@ std::vector<FilterCase> filter_cases() {
 
 struct FilterRow {
   std::string filter, device;
-  Summary tandem;
+  Summary tandem;          // ms per frame, host memory to host memory
+  Summary kernel;          // the device's kernel time per frame (profiling events)
+  std::size_t bytes = 0;   // compulsory: the input frame read once, the output written once
+  double gbps = NAN;       // bytes / median kernel time
+  double copy_gbps = NAN;  // the device's copy bandwidth on a buffer of the input frame's size
   std::optional<Summary> opencv;
 };
 
 struct FusionRow {
   std::string chain, device;
-  Summary fused, apart;
+  Summary fused, apart;                // host memory to host memory
+  Summary fused_kernel, apart_kernel;  // kernel time per frame
 };
 
-int run_filters(const Options& o, const Machine& machine) {
+// Whether `label` contains one of the comma-separated words of `only` (empty: every label).
+bool selected(const std::string& label, const std::string& only) {
+  if (only.empty()) return true;
+  for (std::size_t start = 0; start <= only.size();) {
+    const std::size_t comma = std::min(only.find(',', start), only.size());
+    const std::string word = only.substr(start, comma - start);
+    if (!word.empty() && label.find(word) != std::string::npos) return true;
+    start = comma + 1;
+  }
+  return false;
+}
+
+// "1.234 ms (IQR 1.200..1.300)"
+std::string ms_with_iqr(const Summary& s) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%8.3f ms (IQR %.3f..%.3f)", s.median, s.q1, s.q3);
+  return buf;
+}
+
+// Percent of `whole`; NaN when either is unknown.
+double percent(double part, double whole) { return 100 * part / whole; }
+
+int run_filters(const Options& o, const Machine& machine, BinaryDump* dump) {
+  std::vector<FilterCase> cases;
+  std::string labels;
+  for (FilterCase& c : filter_cases()) {
+    labels += (labels.empty() ? "" : ", ") + c.label;
+    if (selected(c.label, o.only)) cases.push_back(std::move(c));
+  }
+  std::vector<std::pair<std::string, std::string>> chains;
+  for (auto& chain : std::vector<std::pair<std::string, std::string>>{
+           {"saturation+tonemap reinhard", "saturation=1.3,tonemap"},
+           {"saturation+tonemap aces", "saturation=1.3,tonemap=op=aces"}}) {
+    labels += ", " + chain.first;
+    if (selected(chain.first, o.only)) chains.push_back(chain);
+  }
+  if (cases.empty() && chains.empty()) {
+    throw tandem::Error("--only " + o.only + " selects none of the cases: " + labels);
+  }
   Devices devices = open_devices(o.devices);
   print_header(machine, devices.all, devices.selected);
   std::size_t alignment = tandem::kMinRowAlignment;
@@ -658,11 +1004,62 @@ int run_filters(const Options& o, const Machine& machine) {
     alignment = std::lcm(alignment, set.row_alignment());
     if (!allocate) allocate = set.host_allocator();
   }
+  const std::size_t pixels = static_cast<std::size_t>(o.width) * static_cast<std::size_t>(o.height);
+  // The frame sizes the selected cases read, each the size of one copy measured.
+  std::vector<PixelFormat> formats;
+  auto uses = [&](PixelFormat f) {
+    if (std::find(formats.begin(), formats.end(), f) == formats.end()) formats.push_back(f);
+  };
+  for (const FilterCase& c : cases) uses(c.format);
+  if (!chains.empty()) uses(PixelFormat::rgba32f);
+
+  // The limit each kernel is reported against, measured in this run.
+  const int copy_warmup = std::max(o.warmup, 3);
+  const int copy_repeats = std::max(o.frames, 20);
+  std::printf("## Copy bandwidth of each device: the limit\n\n");
+  std::printf(
+      "One frame's bytes copied between two buffers in device memory: kernels that load and "
+      "store one uint4 or one float4 per work-item, and clEnqueueCopyBuffer; profiling-event "
+      "time, median of %d after %d warm-up copies; GB/s = (bytes read + bytes written) / time. "
+      "The best of the three is the device's copy bandwidth.\n\n",
+      copy_repeats, copy_warmup);
+  std::vector<CopyRow> copies;
+  std::map<std::pair<std::size_t, std::size_t>, double> limit;  // (device, bytes) -> GB/s
+  for (std::size_t k = 0; k < devices.alone.size(); ++k) {
+    tandem::Device& device = devices.alone[k][0];
+    const std::string label = device_label(device.info());
+    try {
+      const cl::Program program = build_copy_program(device);
+      if (dump) dump->add("copy", device.info(), program);
+      for (PixelFormat f : formats) {
+        const std::size_t bytes = pixels * tandem::bytes_per_pixel(f);
+        CopyRow row = measure_copy(device, program, bytes, copy_warmup, copy_repeats);
+        row.frame = std::string(tandem::to_string(f));
+        std::printf("  %-52s %-7s %7.2f MB:", label.c_str(), row.frame.c_str(),
+                    static_cast<double>(row.bytes) / 1e6);
+        for (const CopyMethod& m : row.methods) std::printf("  %s %.2f", m.name.c_str(), m.gbps);
+        std::printf("  -> %.2f GB/s\n", row.gbps);
+        limit[{k, bytes}] = row.gbps;
+        copies.push_back(std::move(row));
+      }
+    } catch (const tandem::Error& e) {
+      std::printf("  %-52s failed: %s\n", label.c_str(), e.what());
+    } catch (const cl::Error& e) {
+      std::printf("  %-52s failed: %s returned %s\n", label.c_str(), e.what(),
+                  tandem::cl_status_name(e.err()).c_str());
+    }
+  }
+  std::printf("\n");
+
   std::printf("## Filters, each device alone (split single)\n\n");
   std::printf(
       "%dx%d frames, a ring of %d synthetic frames (gradients, blocks, noise); %d warm-up "
-      "frames (at least the ring), then %d timed frames; ms per frame from host memory to "
-      "host memory.\n\n",
+      "frames (at least the ring), then %d timed frames. Per device: frame = ms per frame from "
+      "host memory to host memory; kernels = the device's kernel time per frame (profiling "
+      "events of its kernels and device-to-device copies, no host transfers: the run report's "
+      "kernel_ms); GB/s = compulsory bytes (the input frame read once, the output written once) "
+      "/ kernel time, and its percentage of the device's copy bandwidth on a frame of the "
+      "input's size. Medians throughout.\n\n",
       o.width, o.height, o.ring, o.warmup, o.frames);
 
   std::vector<Frame> ring8, ring32;
@@ -675,7 +1072,7 @@ int run_filters(const Options& o, const Machine& machine) {
 
   std::vector<FilterRow> rows;
   std::vector<std::string> skipped;
-  for (const FilterCase& c : filter_cases()) {
+  for (const FilterCase& c : cases) {
     std::printf("%s: \"%s\" on %s\n", c.label.c_str(), c.graph.c_str(),
                 std::string(tandem::to_string(c.format)).c_str());
     std::vector<std::string> missing;
@@ -688,52 +1085,66 @@ int run_filters(const Options& o, const Machine& machine) {
       continue;
     }
     Graph graph;
+    PixelFormat out_format = c.format;
     try {
       graph = Graph::parse(c.graph);
+      out_format = graph.validate(c.format);
     } catch (const tandem::Error& e) {
       std::printf("  cannot parse: %s (skipped)\n\n", e.what());
       skipped.push_back(c.label + " (graph does not parse)");
       continue;
     }
+    const std::size_t read = pixels * tandem::bytes_per_pixel(c.format);
+    const std::size_t written = pixels * tandem::bytes_per_pixel(out_format);
+    std::printf("  compulsory bytes per frame: %.2f MB read + %.2f MB written (%s)\n",
+                static_cast<double>(read) / 1e6, static_cast<double>(written) / 1e6,
+                std::string(tandem::to_string(out_format)).c_str());
     const std::vector<Frame>& ring = ring_for(c.format);
     std::optional<Summary> cv_summary;
 #ifdef TANDEM_BENCH_OPENCV
     if (c.opencv) {
       const OpenCvRun run = c.opencv(ring);
       cv_summary = summarize(time_frames(warmup, o.frames, run));
-      std::printf("  %-52s %s\n",
+      std::printf("  %-52s frame %s\n",
                   ("OpenCV, " + std::to_string(cv::getNumThreads()) + " threads").c_str(),
-                  describe(*cv_summary).c_str());
+                  ms_with_iqr(*cv_summary).c_str());
       std::printf("      (%s)\n", c.opencv_label.c_str());
     }
 #endif
     for (std::size_t k = 0; k < devices.alone.size(); ++k) {
-      const std::string label = device_label(devices.all[devices.selected[k]]);
+      const tandem::DeviceInfo& info = devices.all[devices.selected[k]];
+      const std::string label = device_label(info);
       try {
         PipelineOptions options;
         options.split = "single";
         options.persist_split = false;
         const Timed t = time_graph(devices.alone[k], graph, options, ring, warmup, o.frames);
-        const Summary s = summarize(t.ms);
-        std::printf("  %-52s %s", label.c_str(), describe(s).c_str());
-        if (cv_summary) std::printf("  OpenCV/tandem %5.2f", cv_summary->median / s.median);
+        FilterRow row{c.label, label, summarize(t.ms), summarize(t.kernel_ms), read + written};
+        row.gbps = gb_per_s(static_cast<double>(row.bytes), row.kernel.median);
+        if (const auto it = limit.find({k, read}); it != limit.end()) row.copy_gbps = it->second;
+        row.opencv = cv_summary;
+        std::printf("  %-52s frame %s | kernels %8.4f ms %8.2f GB/s %5.1f%% of copy",
+                    label.c_str(), ms_with_iqr(row.tandem).c_str(), row.kernel.median, row.gbps,
+                    percent(row.gbps, row.copy_gbps));
+        if (cv_summary) std::printf(" | OpenCV/tandem %.2f", cv_summary->median / row.tandem.median);
         std::printf("\n");
         for (const auto& f : t.pipeline->report().fallbacks)
           std::printf("    fallback: %s\n", f.c_str());
-        rows.push_back({c.label, label, s, cv_summary});
+        rows.push_back(std::move(row));
       } catch (const tandem::Error& e) {
         std::printf("  %-52s failed: %s\n", label.c_str(), e.what());
       }
+      if (dump) dump->take(c.label, info);
     }
     std::printf("\n");
   }
 
   // Fused point-wise chains against the same chains run one pass per filter.
-  std::printf("## Fused point-wise chains against one pass per filter (PipelineOptions.fuse)\n\n");
   std::vector<FusionRow> fusion;
-  const std::vector<std::pair<std::string, std::string>> chains = {
-      {"saturation+tonemap reinhard", "saturation=1.3,tonemap"},
-      {"saturation+tonemap aces", "saturation=1.3,tonemap=op=aces"}};
+  if (!chains.empty()) {
+    std::printf(
+        "## Fused point-wise chains against one pass per filter (PipelineOptions.fuse)\n\n");
+  }
   for (const auto& [label, text] : chains) {
     std::printf("%s: \"%s\" on rgba32f\n", label.c_str(), text.c_str());
     const auto missing = missing_filters(text);
@@ -756,57 +1167,116 @@ int run_filters(const Options& o, const Machine& machine) {
     }
     const std::vector<Frame>& ring = ring_for(PixelFormat::rgba32f);
     for (std::size_t k = 0; k < devices.alone.size(); ++k) {
-      const std::string dev = device_label(devices.all[devices.selected[k]]);
+      const tandem::DeviceInfo& info = devices.all[devices.selected[k]];
+      const std::string dev = device_label(info);
       try {
         PipelineOptions options;
         options.split = "single";
         options.persist_split = false;
-        const Summary fused =
-            summarize(time_graph(devices.alone[k], graph, options, ring, warmup, o.frames).ms);
+        const Timed fused = time_graph(devices.alone[k], graph, options, ring, warmup, o.frames);
+        if (dump) dump->take(label + " fused", info);
         options.fuse = false;
-        const Summary apart =
-            summarize(time_graph(devices.alone[k], graph, options, ring, warmup, o.frames).ms);
-        std::printf("  %-52s fused     %s\n", dev.c_str(), describe(fused).c_str());
-        std::printf("  %-52s not fused %s  not fused/fused %5.2f\n", "", describe(apart).c_str(),
-                    apart.median / fused.median);
-        fusion.push_back({label, dev, fused, apart});
+        const Timed apart = time_graph(devices.alone[k], graph, options, ring, warmup, o.frames);
+        if (dump) dump->take(label + " not fused", info);
+        FusionRow row{label, dev, summarize(fused.ms), summarize(apart.ms),
+                      summarize(fused.kernel_ms), summarize(apart.kernel_ms)};
+        std::printf("  %-52s fused     frame %s | kernels %8.4f ms\n", dev.c_str(),
+                    ms_with_iqr(row.fused).c_str(), row.fused_kernel.median);
+        std::printf(
+            "  %-52s not fused frame %s | kernels %8.4f ms | not fused/fused %.2f (kernels "
+            "%.2f)\n",
+            "", ms_with_iqr(row.apart).c_str(), row.apart_kernel.median,
+            row.apart.median / row.fused.median, row.apart_kernel.median / row.fused_kernel.median);
+        fusion.push_back(std::move(row));
       } catch (const tandem::Error& e) {
         std::printf("  %-52s failed: %s\n", dev.c_str(), e.what());
+        if (dump) dump->take(label, info);
       }
     }
     std::printf("\n");
   }
 
   std::printf("## Summary (medians)\n\n");
-  std::printf("| filter | device | tandem ms | OpenCV ms | OpenCV / tandem |\n");
-  std::printf("|---|---|---:|---:|---:|\n");
+  if (!copies.empty()) {
+    std::printf(
+        "| device | frame | copy MB | uint4 GB/s | float4 GB/s | clEnqueueCopyBuffer GB/s | "
+        "copy GB/s (best) |\n");
+    std::printf("|---|---|---:|---:|---:|---:|---:|\n");
+    for (const CopyRow& c : copies) {
+      std::printf("| %s | %s | %.2f |", c.device.c_str(), c.frame.c_str(),
+                  static_cast<double>(c.bytes) / 1e6);
+      for (const CopyMethod& m : c.methods) std::printf(" %.2f |", m.gbps);
+      std::printf(" %.2f |\n", c.gbps);
+    }
+    std::printf("\n");
+  }
+  std::printf(
+      "| filter | device | frame ms | kernel ms | compulsory MB | GB/s | %% of copy | OpenCV ms "
+      "| OpenCV / tandem |\n");
+  std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const auto& r : rows) {
-    std::printf("| %s | %s | %.2f |", r.filter.c_str(), r.device.c_str(), r.tandem.median);
+    std::printf("| %s | %s | %.3f | %.4f | %.2f | %.2f | %.1f |", r.filter.c_str(),
+                r.device.c_str(), r.tandem.median, r.kernel.median,
+                static_cast<double>(r.bytes) / 1e6, r.gbps, percent(r.gbps, r.copy_gbps));
     if (r.opencv) {
-      std::printf(" %.2f | %.2f |\n", r.opencv->median, r.opencv->median / r.tandem.median);
+      std::printf(" %.3f | %.2f |\n", r.opencv->median, r.opencv->median / r.tandem.median);
     } else {
       std::printf(" - | - |\n");
     }
   }
   if (!fusion.empty()) {
-    std::printf("\n| chain | device | fused ms | not fused ms | not fused / fused |\n");
-    std::printf("|---|---|---:|---:|---:|\n");
+    std::printf(
+        "\n| chain | device | fused ms | not fused ms | not fused / fused | fused kernel ms | "
+        "not fused kernel ms |\n");
+    std::printf("|---|---|---:|---:|---:|---:|---:|\n");
     for (const auto& r : fusion) {
-      std::printf("| %s | %s | %.2f | %.2f | %.2f |\n", r.chain.c_str(), r.device.c_str(),
-                  r.fused.median, r.apart.median, r.apart.median / r.fused.median);
+      std::printf("| %s | %s | %.3f | %.3f | %.2f | %.4f | %.4f |\n", r.chain.c_str(),
+                  r.device.c_str(), r.fused.median, r.apart.median,
+                  r.apart.median / r.fused.median, r.fused_kernel.median, r.apart_kernel.median);
     }
   }
   for (const auto& s : skipped) std::printf("\nskipped: %s", s.c_str());
   if (!skipped.empty()) std::printf("\nregistered filters: %s\n", registered_filters().c_str());
+
+  if (dump) {
+    dump->write_index();
+    std::map<std::string, int> by_format;
+    for (const auto& f : dump->files()) ++by_format[f.format];
+    std::printf("\n## Program binaries\n\n%zu files in %s (index.tsv: case and device of each):",
+                dump->files().size(), dump->dir().c_str());
+    for (const auto& [format, n] : by_format) std::printf(" %d %s", n, format.c_str());
+    std::printf("\ncount their global loads and stores by width: tools/ptx-loads.sh %s\n",
+                shell_quote(dump->dir().string()).c_str());
+    for (const auto& w : dump->warnings()) std::printf("warning: %s\n", w.c_str());
+  }
   std::printf("\nload at the end: %s\n", load_average().c_str());
 
   if (!o.json.empty()) {
     Json j = json_header("filters", machine, o);
+    j["copy"] = Json::array();
+    for (const CopyRow& c : copies) {
+      Json methods = Json::object();
+      for (const CopyMethod& m : c.methods) {
+        Json method = to_json(m.ms);
+        method["gbps"] = six_digits(m.gbps);
+        methods[m.name] = method;
+      }
+      j["copy"].push_back({{"device", c.device},
+                           {"frame", c.frame},
+                           {"bytes", c.bytes},
+                           {"gbps", six_digits(c.gbps)},
+                           {"methods", methods}});
+    }
     j["filters"] = Json::array();
     for (const auto& r : rows) {
       j["filters"].push_back({{"filter", r.filter},
                               {"device", r.device},
                               {"tandem", to_json(r.tandem)},
+                              {"kernel", to_json(r.kernel)},
+                              {"compulsory_bytes", r.bytes},
+                              {"achieved_gbps", six_digits(r.gbps)},
+                              {"copy_gbps", six_digits(r.copy_gbps)},
+                              {"percent_of_copy", six_digits(percent(r.gbps, r.copy_gbps))},
                               {"opencv", r.opencv ? to_json(*r.opencv) : Json(nullptr)}});
     }
     j["fusion"] = Json::array();
@@ -814,7 +1284,21 @@ int run_filters(const Options& o, const Machine& machine) {
       j["fusion"].push_back({{"chain", r.chain},
                              {"device", r.device},
                              {"fused", to_json(r.fused)},
-                             {"not_fused", to_json(r.apart)}});
+                             {"not_fused", to_json(r.apart)},
+                             {"fused_kernel", to_json(r.fused_kernel)},
+                             {"not_fused_kernel", to_json(r.apart_kernel)}});
+    }
+    if (dump) {
+      Json files = Json::array();
+      for (const auto& f : dump->files()) {
+        files.push_back({{"file", f.name},
+                         {"case", f.what},
+                         {"device", f.device},
+                         {"bytes", f.bytes},
+                         {"format", f.format}});
+      }
+      j["binaries"] = {{"dir", dump->dir().string()}, {"files", files},
+                       {"warnings", dump->warnings()}};
     }
     write_json(o.json, j);
   }
@@ -1069,12 +1553,18 @@ int main(int argc, char** argv) {
       "tandem-bench"};
   app.footer(
       "Figures are ms per frame from host memory to host memory: median over the timed frames, "
-      "with the interquartile range and min..max.");
+      "with the interquartile range (and min..max in coexec and stream). filters also gives each device's kernel time per frame "
+      "(profiling events, no transfers), the compulsory bytes (input frame read once, output "
+      "written once) over that time in GB/s, and that as a percentage of the device's copy "
+      "bandwidth measured in the same run (uint4 and float4 copy kernels and "
+      "clEnqueueCopyBuffer on a frame's bytes in device memory, the best of the three).");
   Options filters, coexec, stream;
   add_mode(app, filters, "filters",
-           "Every filter on each selected device alone (split single); with OpenCV compiled in, "
-           "OpenCV's equivalent on all cores in the same run; fused point-wise chains against the "
-           "same chains run one pass per filter.");
+           "Each device's copy bandwidth first (the limit); then every filter on each selected "
+           "device alone (split single): frame time, kernel time, achieved GB/s of the "
+           "compulsory bytes and its percentage of the copy bandwidth; with OpenCV compiled in, "
+           "OpenCV's equivalent on all cores in the same run; fused point-wise chains against "
+           "the same chains run one pass per filter.");
   add_mode(app, coexec, "coexec",
            "The graph on each selected device alone, then on all of them together; prints the "
            "split trace and the co-execution efficiency (1/T_co) / sum(1/T_i).");
@@ -1104,8 +1594,11 @@ int main(int argc, char** argv) {
                                               : stream;
   finish_options(o);
   try {
+    // Before the machine is described, so that the environment shown has the cache it sets.
+    std::optional<BinaryDump> dump;
+    if (!o.dump_binaries.empty()) dump.emplace(o.dump_binaries);
     const Machine machine = describe_machine(argc, argv);
-    if (o.mode == "filters") return run_filters(o, machine);
+    if (o.mode == "filters") return run_filters(o, machine, dump ? &*dump : nullptr);
     return o.mode == "coexec" ? run_coexec(o, machine) : run_stream(o, machine);
   } catch (const tandem::Error& e) {
     std::fflush(stdout);
