@@ -78,12 +78,81 @@ expect_error "output directory missing" "does not exist" "$work/no/such/dir/x.pn
 expect_error "unwritable output" "cannot write '/proc/tandem-test.png'" "" -- -i "$sample" -o /proc/tandem-test.png -f saturation
 expect_error "unknown output format" "unknown image format" "$work/out/x.xyz" -- -i "$sample" -o "$work/out/x.xyz" -f saturation
 
+# A full disk: every format fails with one clear error and leaves nothing. A 16 KiB tmpfs (smaller
+# than any of the outputs) is mounted in a mount namespace of the command's own, where user
+# namespaces let unshare -rm do that without root; the namespace is gone when the command ends,
+# so the wrapper itself reports what is left in the directory ("left:" and the names).
+cat >"$work/on-full-disk" <<'EOF'
+dir=$1
+shift
+mount -t tmpfs -o size=16k tmpfs "$dir" || exit 99
+"$@"
+rc=$?
+echo "left:$(ls -A "$dir" | tr '\n' ' ')"
+exit "$rc"
+EOF
+mkdir -p "$work/full"
+printf '#!/usr/bin/env bash\nexec unshare -rm bash "%s" "%s" "%s" "$@"\n' "$work/on-full-disk" "$work/full" "$tandem" >"$work/tandem-on-full-disk"
+chmod +x "$work/tandem-on-full-disk"
+if unshare -rm bash "$work/on-full-disk" "$work/full" true >/dev/null 2>&1; then
+  for ext in bmp png jpg tif hdr exr; do
+    tandem="$work/tandem-on-full-disk" expect_error "full disk ($ext)" "tandem: error: cannot write '$work/full/x.$ext': No space left on device" "" \
+      -- -i "$sample" -o "$work/full/x.$ext" -f saturation
+    grep -qx "left:" "$work/stdout" && pass=$((pass + 1)) ||
+      { fail=$((fail + 1)); echo "FAIL full disk ($ext): $(cat "$work/stdout")"; }
+  done
+else
+  echo "skip full disk: unshare -rm may not mount here (ImageIo.AFullDiskFailsEveryFormatWithOneClearError writes to /dev/full)"
+fi
+
+# OpenCV encodes .hdr and .exr through a temporary file of its own, in $OPENCV_TEMP_PATH.
+for ext in hdr exr; do
+  OPENCV_TEMP_PATH=$work/none expect_error "encoder's temporary file fails ($ext)" "cannot write '$out.$ext': the encoder failed" "$out.$ext" -- -i "$sample" -o "$out.$ext" -f saturation
+  grep -qF "temporary file in \$OPENCV_TEMP_PATH" "$work/stderr" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL the error does not name OpenCV's temporary file"; }
+done
+
+# The pixel limit, read from the header: a 45-byte PNG whose IHDR (CRC and all) claims
+# 30000x30000 is refused by the size it claims, in one line, before the decoder sees it (which
+# would allocate 2.7 GB, then fail on the missing pixel data with another message).
+# png_chunk TYPE HEX: a chunk with its length and CRC-32 (gzip's trailer holds the same CRC,
+# little-endian), as \x escapes for printf.
+png_chunk() {
+  local body crc
+  body=$(printf '%s' "$1" | od -An -tx1 | tr -d ' \n')$2
+  crc=$(printf "$(sed 's/../\\x&/g' <<<"$body")" | gzip -c | tail -c 8 | head -c 4 | od -An -tx1 | tr -d ' \n')
+  printf '%08x%s%s' $((${#2} / 2)) "$body" "${crc:6:2}${crc:4:2}${crc:2:2}${crc:0:2}" | sed 's/../\\x&/g'
+}
+printf '\x89PNG\r\n\x1a\n' >"$work/huge.png"
+printf "$(png_chunk IHDR 0000753000007530080200000000)$(png_chunk IEND '')" >>"$work/huge.png"
+expect_error "pixel limit from the header" "the image is 30000x30000 = 900000000 pixels, more than the limit of 268435456 pixels; raise the limit with --max-pixels" "$out" -- -i "$work/huge.png" -o "$out" -f saturation
+[ "$(wc -l <"$work/stderr")" -eq 1 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL the pixel limit's error is not one line"; }
+expect_error "pixel limit lowered" "451x300 = 135300 pixels, more than the limit of 135299 pixels" "$out" -- -i "$sample" -o "$out" -f saturation --max-pixels 135299
+expect_ok "pixel limit raised to the image" -i "$sample" -o "$out" -f saturation --max-pixels 135300
+rm -f "$out"
+
+# --report: checked before any work, written before the output is put in place, so that a report
+# that cannot be written leaves no output (and no report).
+expect_error "report directory missing" "cannot write '$work/no/dir/r.json': directory '$work/no/dir' does not exist" "$out" -- -i "$sample" -o "$out" -f saturation --report "$work/no/dir/r.json"
+expect_error "report is a directory" "cannot write '$work/out': it is a directory" "$out" -- -i "$sample" -o "$out" -f saturation --report "$work/out"
+expect_error "report on a full disk" "cannot write '/dev/full': No space left on device" "$out" -- -i "$sample" -o "$out" -f saturation --report /dev/full
+expect_ok "writes a report" -i "$sample" -o "$out" -f saturation --report "$work/out/r.json"
+[ -s "$out" ] && [ -s "$work/out/r.json" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL no output or report written"; }
+# json_ok FILE FILTER NAME: FILE holds one or more JSON values, for each of which the jq FILTER
+# is true (tools/install-deps.sh installs jq; without it the check fails rather than pass unseen).
+json_ok() {
+  command -v jq >/dev/null || { fail=$((fail + 1)); echo "FAIL $3: jq is not installed"; return 0; }
+  if jq -e -s "length > 0 and all(.[]; $2)" "$1" >/dev/null; then pass=$((pass + 1)); echo "ok   $3"; else
+    fail=$((fail + 1)); echo "FAIL $3"; sed 's/^/     /' "$1"; fi
+}
+json_ok "$work/out/r.json" '.frames == 1 and (.devices | length) >= 1' "the image report is JSON"
+rm -f "$out" "$work/out/r.json"
+
 expect_error "unknown filter" "unknown filter 'saturaton' (did you mean 'saturation'?)" "$out" -- -i "$sample" -o "$out" -f "saturaton=2"
 grep -qF -- "^~~~~~~~~" "$work/stderr" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL no caret under the unknown filter"; }
 expect_error "unknown parameter" "unknown option 'strength'" "$out" -- -i "$sample" -o "$out" -f "saturation=strength=2"
 expect_error "value out of range" "out of range (0..4, default 1)" "$out" -- -i "$sample" -o "$out" -f "saturation=9"
 expect_error "malformed value" "invalid value 'abc' for 'amount': not a number" "$out" -- -i "$sample" -o "$out" -f "saturation=abc"
-expect_error "empty graph" "" "$out" -- -i "$sample" -o "$out" -f ","
+expect_error "empty graph" "expected a filter name, found ','" "$out" -- -i "$sample" -o "$out" -f ","
 expect_error "bad device selection" "matches no device" "$out" -- -i "$sample" -o "$out" -f saturation --devices 9.9
 expect_error "bad split policy" "static" "$out" -- -i "$sample" -o "$out" -f saturation --split static:x
 
@@ -126,8 +195,12 @@ if "$tandem" --help | grep -q -- "--codec" && command -v ffmpeg >/dev/null; then
     fail=$((fail + 1)); echo "FAIL y4m through pipes"; sed 's/^/     stderr: /' "$work/stderr"
   fi
   frames 50 "$work/out/pipe.mkv"
-  expect_ok "json progress" -i "$work/in.mkv" -o "$work/out/p.mkv" -f saturation --progress json --frames 10
-  grep -q '"frame": 10' "$work/stderr" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL no json progress line for frame 10"; }
+  expect_ok "json progress" -i "$work/in.mkv" -o "$work/out/p.mkv" -f saturation --progress json --frames 10 --report "$work/out/v.json"
+  grep -q '^{"frame":10,"total":10,' "$work/stderr" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL no json progress line for frame 10"; }
+  grep '^{' "$work/stderr" >"$work/progress.json"
+  json_ok "$work/progress.json" '.frame >= 1 and .total == 10 and (.split | add) > 0.99' "json progress lines are JSON"
+  json_ok "$work/out/v.json" '.frames == 10 and .video.frames == 10 and .video.encode_ms >= 0' "the video report is JSON with its video member"
+  expect_error "video report on a full disk" "cannot write '/dev/full': No space left on device" "$work/out/r.mkv" -- -i "$work/in.mkv" -o "$work/out/r.mkv" -f saturation --frames 10 --report /dev/full
   grep -q $'\r' "$work/stderr" && { fail=$((fail + 1)); echo "FAIL a progress bar was drawn on a non-terminal"; } || pass=$((pass + 1))
   expect_error "missing video" "no such file" "$work/out/x.mkv" -- -i "$work/none.mkv" -o "$work/out/x.mkv" -f saturation
   head -c 3000 "$work/in.mkv" >"$work/cut.mkv"
@@ -141,10 +214,19 @@ if "$tandem" --help | grep -q -- "--codec" && command -v ffmpeg >/dev/null; then
     out_v="$work/out/int-$keep.mkv"
     flag=""
     [ "$keep" = yes ] && flag="--keep-partial"
-    "$tandem" -i "$work/long.mkv" -o "$out_v" -f "gaussian=sigma=8,saturation=1.2" --codec ffv1 $flag \
-      >"$work/stdout" 2>"$work/stderr" &
+    # Emptied here: the job's own redirection truncates it only once the job has started, and a
+    # progress line left from an earlier run would send the signal before then.
+    : >"$work/stderr"
+    "$tandem" -i "$work/long.mkv" -o "$out_v" -f "gaussian=sigma=8,saturation=1.2" --codec ffv1 \
+      --progress json $flag >"$work/stdout" 2>"$work/stderr" &
     pid=$!
-    sleep 1.5
+    # Interrupted once the first frame is through (its progress line is on stderr: Ctrl-C is
+    # handled by then), not after a guessed time; the deadline only keeps a hung run from hanging
+    # the test.
+    deadline=$((SECONDS + 300))
+    until grep -q '"frame"' "$work/stderr" || ! kill -0 "$pid" 2>/dev/null || [ "$SECONDS" -gt "$deadline" ]; do
+      sleep 0.05
+    done
     kill -INT "$pid"
     wait "$pid"
     rc=$?
@@ -161,7 +243,7 @@ if "$tandem" --help | grep -q -- "--codec" && command -v ffmpeg >/dev/null; then
     if [ -z "$problems" ]; then pass=$((pass + 1)); echo "ok   Ctrl-C (keep-partial: $keep)"; else
       fail=$((fail + 1)); echo "FAIL Ctrl-C (keep-partial: $keep):$problems"; sed 's/^/     stderr: /' "$work/stderr"; fi
   done
-  expect_error "video output directory missing" "" "$work/no/dir/x.mkv" -- -i "$work/in.mkv" -o "$work/no/dir/x.mkv" -f saturation
+  expect_error "video output directory missing" "directory '$work/no/dir' does not exist" "$work/no/dir/x.mkv" -- -i "$work/in.mkv" -o "$work/no/dir/x.mkv" -f saturation
 fi
 
 echo "cli: $pass passed, $fail failed"

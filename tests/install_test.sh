@@ -155,18 +155,30 @@ if [[ -z $pkg_config ]]; then
   echo "install_test: OK (no pkg-config program: tandem.pc was installed but not tried)"
   exit 0
 fi
-cat > "$tmp/pc_main.cpp" <<'CPP'
+# The README's own command line, run as written (its g++ and pkg-config are this build's compiler
+# and pkg-config program), with PKG_CONFIG_PATH prepended to, as the README says: the system's
+# may be needed for OpenCL and TBB. The program then runs without LD_LIBRARY_PATH.
+readme_line=$(grep -m1 '^    g++ -std=c++20 main.cpp \$(pkg-config' "$source_dir/README.md") ||
+  fail "README.md shows no pkg-config command line"
+mkdir "$tmp/pc"
+cat > "$tmp/pc/main.cpp" <<'CPP'
 #include <cstdio>
 #include <tandem/tandem.hpp>
 int main() {
   std::printf("%s %s\n", tandem::version(), tandem::Graph::parse("saturation=1.3").to_string().c_str());
 }
 CPP
-flags=$(PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig" "$pkg_config" --cflags --libs tandem) ||
-  fail "pkg-config does not know tandem"
-# shellcheck disable=SC2086
-"$cxx" -std=c++20 "$tmp/pc_main.cpp" -o "$tmp/pc_main" $flags || fail "pkg-config build: $flags"
-out=$(LD_LIBRARY_PATH="$prefix/$libdir" "$tmp/pc_main") || fail "pkg-config program exited non-zero"
+if ! (cd "$tmp/pc" &&
+      export PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" &&
+      g++() { "$cxx" "$@"; } && pkg-config() { "$pkg_config" "$@"; } &&
+      eval "$readme_line") > "$tmp/pc.log" 2>&1; then
+  cat "$tmp/pc.log"; fail "the README's pkg-config command line:$readme_line"
+fi
+# Found through the rpath in the prefix, not in some other tandem the loader knows of.
+(cd "$tmp/pc" && env -u LD_LIBRARY_PATH ldd ./a.out) | grep -F libtandem.so | grep -qF "$prefix/" ||
+  fail "the pkg-config program does not load libtandem.so from $prefix"
+out=$(cd "$tmp/pc" && env -u LD_LIBRARY_PATH ./a.out) ||
+  fail "the pkg-config program exited non-zero (does it find libtandem.so without LD_LIBRARY_PATH?)"
 echo "pkg-config program: $out"
 version=$(sed -n 's/^Version: //p' "$prefix/$libdir/pkgconfig/tandem.pc")
 [[ $out == "$version saturation=amount=1.3" || $out == "$version saturation=1.3" ]] ||

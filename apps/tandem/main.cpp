@@ -3,14 +3,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iostream>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "tandem/image_io.hpp"
 #include "tandem/tandem.hpp"
@@ -68,6 +69,7 @@ struct RunOptions {
   std::string split = "adaptive";
   std::string report;
   std::string cl_options;
+  std::uint64_t max_pixels = tandem::kDefaultMaxImagePixels;
   bool overwrite = false;
   bool no_fuse = false;
   // Video
@@ -97,22 +99,18 @@ void print_summary(const tandem::RunReport& report, const std::string& what) {
   }
 }
 
-void write_report(const fs::path& path, const std::string& json) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << json;
-    if (!out.flush()) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw tandem::Error("cannot write report '" + path.string() + "'");
-    }
+// The report goes into place after the output (its contents were written before the output,
+// so a full disk or an unwritable place fails first); should even that fail, the output is
+// removed: a run leaves both or neither.
+void commit_report(tandem::AtomicFile& report, const std::string& output) {
+  try {
+    report.commit();
+  } catch (...) {
+    std::error_code ec;
+    if (output != "-") fs::remove(output, ec);
+    throw;
   }
-  fs::rename(tmp, path);
 }
-
-#ifdef TANDEM_HAVE_VIDEO
-int run_video(const RunOptions& o);
 
 // The pipeline settings the command line chose (and its extra OpenCL build options).
 tandem::PipelineOptions pipeline_options(const RunOptions& o) {
@@ -122,16 +120,23 @@ tandem::PipelineOptions pipeline_options(const RunOptions& o) {
   options.fuse = !o.no_fuse;
   return options;
 }
+
+#ifdef TANDEM_HAVE_VIDEO
+int run_video(const RunOptions& o, tandem::AtomicFile* report);
 #endif
 
 int run(const RunOptions& o) {
   if (o.input.empty() || o.output.empty() || o.graph.empty()) {
     throw tandem::Error("-i INPUT, -o OUTPUT and -f GRAPH are all needed (see tandem --help)");
   }
+  // Created now, so that a report that cannot be written fails the run before any work (and
+  // removed again by its destructor when the run fails).
+  std::optional<tandem::AtomicFile> report;
+  if (!o.report.empty()) report.emplace(o.report);
 #ifdef TANDEM_HAVE_VIDEO
   if (tandem::is_video_path(o.output) || (tandem::is_video_path(o.input) &&
                                            !tandem::is_image_path(o.input))) {
-    return run_video(o);
+    return run_video(o, report ? &*report : nullptr);
   }
 #endif
   if (!tandem::is_image_path(o.output)) {
@@ -144,7 +149,7 @@ int run(const RunOptions& o) {
   }
   // Everything that can be checked before the work starts is checked first.
   tandem::Graph graph = tandem::Graph::parse(o.graph);
-  tandem::Frame input = tandem::read_image(o.input);
+  tandem::Frame input = tandem::read_image(o.input, tandem::kMinRowAlignment, o.max_pixels);
   graph.validate(input.format());
 
   tandem::DeviceSet devices = tandem::DeviceSet::open(o.devices);
@@ -156,11 +161,12 @@ int run(const RunOptions& o) {
   }
   tandem::Frame output;
   pipeline.process(frame, output);
+  if (report) report->write(pipeline.report().to_json());
   tandem::write_image(o.output, output);
+  if (report) commit_report(*report, o.output);
 
   print_summary(pipeline.report(), o.output + " (" + std::to_string(output.width()) + "x" +
                                        std::to_string(output.height()) + ")");
-  if (!o.report.empty()) write_report(o.report, pipeline.report().to_json());
   return 0;
 }
 
@@ -187,14 +193,15 @@ class Progress {
       split += part;
     }
     if (json_) {
-      std::fprintf(stderr,
-                   "{\"frame\": %lld, \"total\": %lld, \"fps\": %.2f, \"eta_s\": %.1f, "
-                   "\"split\": [",
-                   static_cast<long long>(frames), static_cast<long long>(total_), fps, eta);
-      for (std::size_t d = 0; d < fractions.size(); ++d) {
-        std::fprintf(stderr, "%s%.4f", d ? ", " : "", fractions[d]);
-      }
-      std::fprintf(stderr, "]}\n");
+      // fps to 0.01, the ETA to 0.1 s and the split to 1e-4; ordered_json keeps this order.
+      auto rounded = [](double v, double per_unit) { return std::round(v * per_unit) / per_unit; };
+      nlohmann::ordered_json line = {{"frame", frames},
+                                     {"total", total_},
+                                     {"fps", rounded(fps, 100)},
+                                     {"eta_s", rounded(eta, 10)},
+                                     {"split", nlohmann::ordered_json::array()}};
+      for (double f : fractions) line["split"].push_back(rounded(f, 10000));
+      std::fprintf(stderr, "%s\n", line.dump().c_str());
       return;
     }
     char line[256];
@@ -219,7 +226,7 @@ class Progress {
   std::chrono::steady_clock::time_point shown_{};
 };
 
-int run_video(const RunOptions& o) {
+int run_video(const RunOptions& o, tandem::AtomicFile* report) {
   std::error_code ec;
   if (o.output != "-" && fs::exists(o.output, ec) && !o.overwrite) {
     throw tandem::Error("output '" + o.output + "' already exists (use -y to overwrite it)");
@@ -300,26 +307,23 @@ int run_video(const RunOptions& o) {
                                 : "nothing was left at the output");
     return 130;
   }
+  if (report) {
+    // The run report with the video's stage times added; written before the output is finished,
+    // so that a report that cannot be written leaves no output (the writer's destructor aborts).
+    auto json = nlohmann::ordered_json::parse(pipeline.report().to_json());
+    json["video"] = {{"frames", stats.frames},       {"wall_ms", stats.wall_ms},
+                     {"decode_ms", stats.decode_ms}, {"submit_ms", stats.submit_ms},
+                     {"wait_ms", stats.wait_ms},     {"encode_ms", stats.encode_ms}};
+    report->write(json.dump(2) + "\n");
+  }
   writer.finish();
+  if (report) commit_report(*report, o.output);
   print_summary(pipeline.report(), o.output + " (" + std::to_string(encoded) + " frames, " +
                                        writer.codec() + ")");
   std::fprintf(stderr,
                "  host time per stage (the stages overlap): decode %.1f ms, submit %.1f ms, wait "
                "for the devices %.1f ms, encode %.1f ms; wall %.1f ms\n",
                stats.decode_ms, stats.submit_ms, stats.wait_ms, stats.encode_ms, stats.wall_ms);
-  if (!o.report.empty()) {
-    // The run report with the video's stage times added.
-    std::string json = pipeline.report().to_json();
-    const auto end = json.rfind('}');
-    char video[256];
-    std::snprintf(video, sizeof video,
-                  ",\n  \"video\": {\"frames\": %lld, \"wall_ms\": %.3f, \"decode_ms\": %.3f, "
-                  "\"submit_ms\": %.3f, \"wait_ms\": %.3f, \"encode_ms\": %.3f}",
-                  static_cast<long long>(stats.frames), stats.wall_ms, stats.decode_ms,
-                  stats.submit_ms, stats.wait_ms, stats.encode_ms);
-    json.insert(json.find_last_not_of(" \n", end - 1) + 1, video);
-    write_report(o.report, json);
-  }
   return 0;
 }
 #endif
@@ -352,6 +356,9 @@ int main(int argc, char** argv) {
   app.add_option("--report", o.report, "Write a JSON run report (devices, shares, times)");
   app.add_flag("--no-fuse", o.no_fuse, "Run each point-wise filter as its own pass");
   app.add_option("--cl-options", o.cl_options, "Extra OpenCL build options for every program");
+  app.add_option("--max-pixels", o.max_pixels,
+                 "Refuse input images of more pixels than this, before decoding them (0: no limit)")
+      ->capture_default_str();
 #ifdef TANDEM_HAVE_VIDEO
   auto* video = "Video";
   app.add_option("--codec", o.codec, "Video encoder (libx264, ffv1, mpeg4, ...); default by container")->group(video);

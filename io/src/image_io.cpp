@@ -1,14 +1,19 @@
 #include "tandem/image_io.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <opencv2/core.hpp>
@@ -81,6 +86,167 @@ bool truncated_jpeg(const std::vector<char>& bytes) {
   return true;
 }
 
+// ---- image sizes from file headers, read before anything is decoded or allocated ----
+
+struct ImageSize {
+  std::uint64_t width = 0, height = 0;
+};
+
+std::uint64_t byte_at(const std::vector<char>& b, std::size_t i) {
+  return static_cast<unsigned char>(b[i]);
+}
+std::uint64_t be16(const std::vector<char>& b, std::size_t i) {
+  return byte_at(b, i) << 8 | byte_at(b, i + 1);
+}
+std::uint64_t le16(const std::vector<char>& b, std::size_t i) {
+  return byte_at(b, i + 1) << 8 | byte_at(b, i);
+}
+std::uint64_t be32(const std::vector<char>& b, std::size_t i) {
+  return be16(b, i) << 16 | be16(b, i + 2);
+}
+std::uint64_t le32(const std::vector<char>& b, std::size_t i) {
+  return le16(b, i + 2) << 16 | le16(b, i);
+}
+std::uint64_t abs32(std::uint64_t v) {  // a little-endian int32 field, as a magnitude
+  const auto s = static_cast<std::int32_t>(static_cast<std::uint32_t>(v));
+  return s < 0 ? 0ull - static_cast<std::int64_t>(s) : static_cast<std::uint64_t>(s);
+}
+bool starts_with(const std::vector<char>& b, std::string_view prefix) {
+  return b.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), b.begin());
+}
+
+// PNG: the IHDR chunk comes first, width and height big-endian at bytes 16 and 20.
+std::optional<ImageSize> png_size(const std::vector<char>& b) {
+  if (!starts_with(b, "\x89PNG\r\n\x1a\n") || b.size() < 24 ||
+      std::string_view(&b[12], 4) != "IHDR") {
+    return std::nullopt;
+  }
+  return ImageSize{be32(b, 16), be32(b, 20)};
+}
+
+// JPEG: the first start-of-frame segment (SOF0..SOF15 but DHT, JPG and DAC) before the scan.
+std::optional<ImageSize> jpeg_size(const std::vector<char>& b) {
+  if (!starts_with(b, "\xff\xd8")) return std::nullopt;
+  std::size_t i = 2;
+  while (i < b.size()) {
+    if (byte_at(b, i) != 0xFF) return std::nullopt;
+    while (i < b.size() && byte_at(b, i) == 0xFF) ++i;  // fill bytes
+    if (i >= b.size()) return std::nullopt;
+    const auto marker = byte_at(b, i++);
+    if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD8)) continue;  // no length field
+    if (marker == 0xD9 || marker == 0xDA || i + 2 > b.size()) return std::nullopt;
+    const auto length = be16(b, i);
+    const bool sof =
+        marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
+    if (sof) {
+      if (i + 7 > b.size()) return std::nullopt;
+      return ImageSize{be16(b, i + 5), be16(b, i + 3)};
+    }
+    i += length;
+  }
+  return std::nullopt;
+}
+
+// BMP: an OS/2 core header (16-bit sizes) or a Windows header (signed 32-bit; a negative height
+// is a top-down bitmap).
+std::optional<ImageSize> bmp_size(const std::vector<char>& b) {
+  if (!starts_with(b, "BM") || b.size() < 26) return std::nullopt;
+  if (le32(b, 14) == 12) return ImageSize{le16(b, 18), le16(b, 20)};
+  return ImageSize{abs32(le32(b, 18)), abs32(le32(b, 22))};
+}
+
+// Radiance: the resolution line after the header's blank line, such as "-Y 512 +X 768".
+std::optional<ImageSize> radiance_size(const std::vector<char>& b) {
+  if (!starts_with(b, "#?")) return std::nullopt;
+  const std::string_view text(b.data(), std::min<std::size_t>(b.size(), 1 << 16));
+  const auto blank = text.find("\n\n");
+  if (blank == std::string_view::npos) return std::nullopt;
+  const auto line_end = text.find('\n', blank + 2);
+  const std::string line(
+      text.substr(blank + 2, line_end == std::string_view::npos ? 64 : line_end - blank - 2));
+  char first[3], second[3];
+  unsigned long long n1 = 0, n2 = 0;
+  if (std::sscanf(line.c_str(), "%2s %llu %2s %llu", first, &n1, second, &n2) != 4) {
+    return std::nullopt;
+  }
+  return first[1] == 'Y' ? ImageSize{n2, n1} : ImageSize{n1, n2};
+}
+
+// TIFF (classic, not BigTIFF): ImageWidth (256) and ImageLength (257) in the first IFD.
+std::optional<ImageSize> tiff_size(const std::vector<char>& b) {
+  const bool le = starts_with(b, std::string_view("II*\0", 4));
+  if (!le && !starts_with(b, std::string_view("MM\0*", 4))) return std::nullopt;
+  auto u16 = [&](std::size_t i) { return le ? le16(b, i) : be16(b, i); };
+  auto u32 = [&](std::size_t i) { return le ? le32(b, i) : be32(b, i); };
+  if (b.size() < 8) return std::nullopt;
+  const std::uint64_t ifd = u32(4);
+  if (ifd + 2 > b.size()) return std::nullopt;
+  std::optional<std::uint64_t> width, height;
+  for (std::uint64_t k = 0, n = u16(ifd); k < n; ++k) {
+    const std::uint64_t e = ifd + 2 + 12 * k;
+    if (e + 12 > b.size()) break;
+    const auto tag = u16(e), type = u16(e + 2);
+    if ((tag != 256 && tag != 257) || (type != 3 && type != 4)) continue;
+    (tag == 256 ? width : height) = type == 3 ? u16(e + 8) : u32(e + 8);
+  }
+  if (!width || !height) return std::nullopt;
+  return ImageSize{*width, *height};
+}
+
+// OpenEXR (single part): the header's dataWindow attribute, a box2i of xmin, ymin, xmax, ymax.
+std::optional<ImageSize> exr_size(const std::vector<char>& b) {
+  if (!starts_with(b, "\x76\x2f\x31\x01") || b.size() < 8) return std::nullopt;
+  const auto flags = le32(b, 4);
+  if (flags & (0x800 | 0x1000)) return std::nullopt;  // deep data or multi-part
+  std::size_t i = 8;
+  auto read_name = [&](std::string_view& out) {
+    const auto end = std::find(b.begin() + i, b.end(), '\0');
+    if (end == b.end()) return false;
+    out = std::string_view(&b[i], end - (b.begin() + i));
+    i = end - b.begin() + 1;
+    return true;
+  };
+  while (i < b.size()) {
+    std::string_view name, type;
+    if (!read_name(name) || name.empty() || !read_name(type) || i + 4 > b.size()) {
+      return std::nullopt;
+    }
+    const std::uint64_t size = le32(b, i);
+    i += 4;
+    if (name == "dataWindow" && type == "box2i" && size == 16 && i + 16 <= b.size()) {
+      const auto s = [&](std::size_t at) {
+        return std::int64_t(std::int32_t(std::uint32_t(le32(b, at))));
+      };
+      const std::int64_t w = s(i + 8) - s(i) + 1, h = s(i + 12) - s(i + 4) + 1;
+      if (w < 0 || h < 0) return std::nullopt;
+      return ImageSize{std::uint64_t(w), std::uint64_t(h)};
+    }
+    if (size > b.size() - i) return std::nullopt;
+    i += size;
+  }
+  return std::nullopt;
+}
+
+std::optional<ImageSize> size_from_header(const std::vector<char>& b) {
+  for (auto sniff : {png_size, jpeg_size, bmp_size, radiance_size, tiff_size, exr_size}) {
+    if (auto size = sniff(b)) return size;
+  }
+  return std::nullopt;
+}
+
+void check_pixel_limit(const fs::path& path, ImageSize size, std::uint64_t max_pixels) {
+  const std::uint64_t pixels = size.width != 0 && size.height > UINT64_MAX / size.width
+                                   ? UINT64_MAX
+                                   : size.width * size.height;
+  if (max_pixels == 0 || pixels <= max_pixels) return;
+  throw Error("cannot read '" + path.string() + "': the image is " + std::to_string(size.width) +
+              "x" + std::to_string(size.height) + " = " + std::to_string(pixels) +
+              " pixels, more than the limit of " + std::to_string(max_pixels) +
+              " pixels; raise the limit with --max-pixels N (tandem) or read_image()'s max_pixels");
+}
+
+std::atomic<unsigned> temporary_files{0};
+
 }  // namespace
 
 bool is_image_path(const fs::path& path) {
@@ -89,10 +255,13 @@ bool is_image_path(const fs::path& path) {
   return std::any_of(std::begin(known), std::end(known), [&](const char* k) { return ext == k; });
 }
 
-Frame read_image(const fs::path& path, std::size_t row_alignment) {
+Frame read_image(const fs::path& path, std::size_t row_alignment, std::uint64_t max_pixels) {
   enable_openexr();
   std::vector<char> bytes = read_bytes(path);
   normalise_radiance_header(bytes);
+  // OpenCV's own limit (OPENCV_IO_MAX_IMAGE_PIXELS) is read once when it loads, and allocates
+  // the whole image before the first row is decoded: check the header's claim first.
+  if (const auto size = size_from_header(bytes)) check_pixel_limit(path, *size, max_pixels);
   if (truncated_jpeg(bytes)) {
     throw Error("cannot read '" + path.string() + "': the JPEG file is truncated");
   }
@@ -106,6 +275,8 @@ Frame read_image(const fs::path& path, std::size_t row_alignment) {
     throw Error("cannot read '" + path.string() +
                 "': not a supported image, or the file is truncated or corrupt");
   }
+  // Formats whose header was not read above.
+  check_pixel_limit(path, {std::uint64_t(m.cols), std::uint64_t(m.rows)}, max_pixels);
   const bool wide = m.depth() != CV_8U;
   if (m.depth() == CV_64F || m.depth() == CV_32S) m.convertTo(m, CV_32F);
   cv::Mat rgba;
@@ -135,11 +306,8 @@ void write_image(const fs::path& path, const Frame& frame) {
     throw Error("cannot write '" + path.string() + "': unknown image format '" + ext +
                 "' (png, jpg, tif, bmp, hdr, exr)");
   }
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    throw Error("cannot write '" + path.string() + "': directory '" + dir.string() + "' does not exist");
-  }
+  // First, so that an unwritable place fails before the encoding.
+  AtomicFile file(path);
   const bool float_file = ext == ".hdr" || ext == ".pic" || ext == ".exr";
   const bool keeps_alpha = ext == ".png" || ext == ".tif" || ext == ".tiff" || ext == ".exr";
   const bool is_float = frame.format() == PixelFormat::rgba32f;
@@ -157,27 +325,93 @@ void write_image(const fs::path& path, const Frame& frame) {
   cv::Mat bgr;
   cv::cvtColor(pixels, bgr, keeps_alpha ? cv::COLOR_RGBA2BGRA : cv::COLOR_RGBA2BGR);
 
-  // Hidden, beside the output, with the output's extension so OpenCV picks the same encoder.
-  std::string tmp_name = path.stem().string();
-  tmp_name.insert(0, 1, '.');
-  tmp_name += ".tandem-" + std::to_string(::getpid()) + ext;
-  const fs::path tmp = dir / tmp_name;
-  bool ok = false;
+  // Encoded in memory and written here rather than by cv::imwrite, whose encoders do not all
+  // check their writes (its BMP writer leaves a truncated file on a full disk and reports
+  // success): every byte then goes through AtomicFile's checked writes and fsync.
+  std::vector<uchar> encoded;
   std::string why = "the encoder failed";
   try {
-    ok = cv::imwrite(tmp.string(), bgr);
+    if (cv::imencode(ext, bgr, encoded) && !encoded.empty()) why.clear();
   } catch (const cv::Exception& e) {
-    why = e.what();
+    why += ": " + e.err;
+  } catch (const std::exception& e) {  // OpenEXR's own
+    why += ": " + std::string(e.what());
   }
-  if (ok) {
-    fs::rename(tmp, path, ec);
-    if (!ec) return;
-    why = ec.message();
-  } else if (::access(dir.c_str(), W_OK) != 0) {
-    why = std::strerror(errno);
+  if (!why.empty() && float_file) {
+    // OpenCV cannot encode these formats in memory: it writes and reads back a file of its own.
+    why += " (OpenCV encodes " + ext +
+           " files through a temporary file in $OPENCV_TEMP_PATH, else /tmp: is it full or "
+           "unwritable?)";
   }
-  fs::remove(tmp, ec);
-  throw Error("cannot write '" + path.string() + "': " + why);
+  if (!why.empty()) throw Error("cannot write '" + path.string() + "': " + why);
+  file.write(encoded.data(), encoded.size());
+  file.commit();
+}
+
+AtomicFile::AtomicFile(fs::path path) : path_(std::move(path)) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path_, ec);  // follows a symbolic link
+  if (fs::is_directory(status)) fail("it is a directory");
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd_ < 0) fail(std::strerror(errno));
+    return;
+  }
+  const fs::path dir = path_.has_parent_path() ? path_.parent_path() : fs::path(".");
+  if (!fs::exists(dir, ec)) fail("directory '" + dir.string() + "' does not exist");
+  // Hidden, beside the file (a rename stays within one file system), one name per process and
+  // call; the name is cut short enough to stay within NAME_MAX.
+  std::string name = path_.filename().string().substr(0, 200);
+  name.insert(0, 1, '.');  // (not "." + name: GCC 12's -Wrestrict false positive)
+  name += ".tandem-" + std::to_string(::getpid()) + "-" + std::to_string(temporary_files++);
+  temporary_ = dir / name;
+  fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd_ < 0) {
+    const int error = errno;
+    temporary_.clear();  // not ours to remove
+    fail(std::strerror(error));
+  }
+}
+
+AtomicFile::~AtomicFile() {
+  discard();
+}
+
+void AtomicFile::discard() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (!temporary_.empty()) ::unlink(temporary_.c_str());
+  temporary_.clear();
+}
+
+void AtomicFile::fail(const std::string& why) {
+  discard();
+  throw Error("cannot write '" + path_.string() + "': " + why);
+}
+
+void AtomicFile::write(const void* data, std::size_t size) {
+  if (fd_ < 0) fail("the file was already committed or given up");
+  const char* bytes = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd_, bytes, std::min<std::size_t>(size, 1 << 30));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail(n < 0 ? std::strerror(errno) : "nothing was written");
+    bytes += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+void AtomicFile::commit() {
+  if (fd_ < 0) fail("the file was already committed or given up");
+  // A file system may report a full disk or an I/O error only when the data reach the device.
+  if (!temporary_.empty() && ::fsync(fd_) != 0) fail(std::strerror(errno));
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) fail(std::strerror(errno));
+  if (!temporary_.empty() && ::rename(temporary_.c_str(), path_.c_str()) != 0) {
+    fail(std::strerror(errno));
+  }
+  temporary_.clear();
 }
 
 }  // namespace tandem
