@@ -592,6 +592,92 @@ TEST_F(VideoIo, CorruptFrame) {
   }
 }
 
+// Frame numbers a skipping reader left out: "at frame N" lines and "left out frames A to B".
+std::vector<std::int64_t> left_out_numbers(const std::vector<std::string>& errors) {
+  std::vector<std::int64_t> numbers;
+  for (const std::string& e : errors) {
+    long long a = 0, b = 0;
+    if (const auto at = e.find("' at frame "); at != std::string::npos) {
+      if (std::sscanf(e.c_str() + at, "' at frame %lld", &a) == 1) numbers.push_back(a);
+    } else if (const auto range = e.find("left out frames "); range != std::string::npos) {
+      if (std::sscanf(e.c_str() + range, "left out frames %lld to %lld", &a, &b) == 2) {
+        for (long long n = a; n <= b; ++n) numbers.push_back(n);
+      }
+    } else if (const auto one = e.find("left out frame "); one != std::string::npos) {
+      if (std::sscanf(e.c_str() + one, "left out frame %lld", &a) == 1) numbers.push_back(a);
+    }
+  }
+  std::sort(numbers.begin(), numbers.end());
+  return numbers;
+}
+
+TEST_F(VideoIo, DamagedFramesAreTheSameWithAnyThreads) {
+  // Junk inside three frames of a stream with B-frames, decoded with and without frame threads:
+  // FFmpeg decodes several frames at once on frame threads and logs from them at any time, and
+  // it may hand out a frame before its decode_error_flags are set. The damage found must not
+  // depend on that: the same frames are left out, numbered the same, in every run.
+  std::vector<std::string> codecs = {"mpeg4 -bf 2"};
+  if (capture(std::string(TANDEM_FFMPEG_PROGRAM) + " -hide_banner -encoders").find(" libx264 ") !=
+      std::string::npos) {
+    codecs.push_back("libx264 -bf 3");
+  }
+  for (const std::string& codec : codecs) {
+    SCOPED_TRACE(codec);
+    const fs::path src = dir_ / "clean.mkv";
+    ASSERT_TRUE(ffmpeg("-f lavfi -i testsrc=size=320x240:rate=25 -t 4 -g 25 -c:v " + codec + " " +
+                       quote(src)));
+    std::vector<std::size_t> sizes;
+    const std::vector<std::size_t> offsets = video_packet_offsets(src, &sizes);
+    ASSERT_EQ(offsets.size(), 100u);
+    const fs::path bad = dir_ / "bad.mkv";
+    fs::copy_file(src, bad, fs::copy_options::overwrite_existing);
+    for (const std::size_t packet : {30, 31, 60}) {
+      overwrite(bad, offsets[packet] + sizes[packet] / 2,
+                std::min<std::size_t>(48, sizes[packet] / 3), static_cast<std::uint32_t>(packet));
+    }
+
+    const Decoded clean = read_all(src, {.threads = 1});
+    ASSERT_EQ(clean.frames.size(), 100u);
+    std::map<std::int64_t, const Frame*> by_pts;
+    for (std::size_t i = 0; i < clean.frames.size(); ++i) by_pts[clean.pts[i]] = &clean.frames[i];
+
+    const Decoded first = read_all(bad, {.on_error = OnDecodeError::skip, .threads = 1});
+    const std::vector<std::int64_t> left_out = left_out_numbers(first.errors);
+    ASSERT_FALSE(left_out.empty());
+    EXPECT_GE(left_out.front(), 25);  // the first key frame after the damage ends the wait
+    EXPECT_LE(left_out.back(), 75);
+    EXPECT_EQ(first.frames.size() + left_out.size(), 100u);
+    // What is handed out is the clean file's frame of its timestamp, pixel for pixel.
+    for (std::size_t i = 0; i < first.frames.size(); ++i) {
+      ASSERT_TRUE(by_pts.count(first.pts[i])) << first.pts[i];
+      EXPECT_TRUE(same_pixels(first.frames[i], *by_pts[first.pts[i]])) << "pts " << first.pts[i];
+    }
+
+    // One thread, two, three, four, eight and FFmpeg's choice, three times each: the same frames
+    // and the same frames left out every time; the same lines for the same threads.
+    for (const int threads : {1, 2, 3, 4, 8, 0}) {
+      std::vector<std::string> errors_before;
+      for (int run = 0; run < 3; ++run) {
+        SCOPED_TRACE("threads " + std::to_string(threads) + ", run " + std::to_string(run));
+        const Decoded d = read_all(bad, {.on_error = OnDecodeError::skip, .threads = threads});
+        EXPECT_EQ(d.pts, first.pts);
+        EXPECT_EQ(left_out_numbers(d.errors), left_out);
+        if (run > 0) {
+          EXPECT_EQ(d.errors, errors_before);
+        }
+        errors_before = d.errors;
+        // Stopping names the first frame left out.
+        const std::string stop = error_of([&] { read_all(bad, {.threads = threads}); });
+        EXPECT_EQ(stop.rfind("cannot decode '" + bad.string() + "' at frame " +
+                                 std::to_string(left_out.front()) + " (",
+                             0),
+                  0u)
+            << stop;
+      }
+    }
+  }
+}
+
 TEST_F(VideoIo, BadInputs) {
   const fs::path missing = dir_ / "missing.mkv";
   EXPECT_EQ(error_of([&] { VideoReader r(missing); }),

@@ -247,6 +247,22 @@ void check_pixel_limit(const fs::path& path, ImageSize size, std::uint64_t max_p
 
 std::atomic<unsigned> temporary_files{0};
 
+// OpenCV hands the bytes to the first of its decoders whose signature matches, and Debian's
+// OpenCV has a DICOM decoder (GDCM) that takes any file with "DICM" at byte 128, asked before
+// OpenEXR's and the others tandem does not document; GDCM aborts the process on some damaged
+// files (fuzz/regressions/image). Such a file goes to OpenCV only when a decoder that is asked
+// before DICOM's claims it: PNG, JPEG, BMP, Radiance or TIFF.
+bool taken_for_dicom(const std::vector<char>& b) {
+  if (b.size() < 132 || std::string_view(&b[128], 4) != "DICM") return false;
+  using std::string_view;
+  for (string_view magic : {string_view("\x89PNG\r\n\x1a\n"), string_view("\xff\xd8"),
+                            string_view("BM"), string_view("#?"), string_view("II*\0", 4),
+                            string_view("MM\0*", 4)}) {
+    if (starts_with(b, magic)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool is_image_path(const fs::path& path) {
@@ -262,6 +278,10 @@ Frame read_image(const fs::path& path, std::size_t row_alignment, std::uint64_t 
   // OpenCV's own limit (OPENCV_IO_MAX_IMAGE_PIXELS) is read once when it loads, and allocates
   // the whole image before the first row is decoded: check the header's claim first.
   if (const auto size = size_from_header(bytes)) check_pixel_limit(path, *size, max_pixels);
+  if (taken_for_dicom(bytes)) {
+    throw Error("cannot read '" + path.string() +
+                "': not a supported image, or the file is truncated or corrupt");
+  }
   if (truncated_jpeg(bytes)) {
     throw Error("cannot read '" + path.string() + "': the JPEG file is truncated");
   }

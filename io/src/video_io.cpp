@@ -13,7 +13,9 @@
 #include <cstring>
 #include <deque>
 #include <limits>
+#include <map>
 #include <mutex>
+#include <set>
 #include <unordered_map>
 #include <utility>
 
@@ -31,6 +33,13 @@ extern "C" {
 
 // FFmpeg 6.1 moved stream side data (the display matrix) into the codec parameters.
 #define TANDEM_CODECPAR_SIDE_DATA (LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 31, 102))
+// FFmpeg 6 carries a packet's opaque to its frame (and deprecates reordered_opaque, which does
+// the same in 5.x).
+#ifdef AV_CODEC_FLAG_COPY_OPAQUE
+#define TANDEM_COPY_OPAQUE 1
+#else
+#define TANDEM_COPY_OPAQUE 0
+#endif
 
 namespace tandem {
 namespace {
@@ -39,16 +48,28 @@ namespace fs = std::filesystem;
 
 // ---- FFmpeg's log: silenced, its error lines kept for the Error a reader or writer throws ----
 
-// Error lines FFmpeg logged on behalf of one reader or writer.
+// Error lines FFmpeg logged on behalf of one reader or writer. A decoder's lines are kept per
+// packet (see packet_tag), so that a frame is judged by what was said while its own packet was
+// decoded, whichever thread decoded it and whenever the frame comes out.
 class LogSink {
  public:
   void add(std::string line) {  // under log_mutex()
     if (lines_.size() < 8) lines_.push_back(std::move(line));
   }
+  void add_for_packet(std::int64_t serial, std::string line) {  // under log_mutex()
+    std::vector<std::string>& lines = packets_[serial];
+    if (lines.size() < 4) lines.push_back(std::move(line));
+    if (packets_.size() > 4096) packets_.erase(packets_.begin());  // packets never claimed
+  }
   std::vector<std::string> take();
+  /// What the decoder said while it decoded packet `serial`.
+  std::vector<std::string> take_packet(std::int64_t serial);
+  /// The first packet the decoder said something about that is not taken yet; -1 for none.
+  std::int64_t first_packet() const;
 
  private:
   std::vector<std::string> lines_;
+  std::map<std::int64_t, std::vector<std::string>> packets_;
 };
 
 std::mutex& log_mutex() {
@@ -66,9 +87,47 @@ std::unordered_map<const void*, LogSink*>& log_owners() {
 thread_local LogSink* t_log_sink = nullptr;
 int g_forward_level = AV_LOG_QUIET;
 
+// A reader tags each packet it sends to its decoder in AVCodecContext.opaque: a reader number and
+// the packet's serial. FFmpeg's frame threads copy opaque from the caller's context into the
+// worker's context when a packet is handed to the worker (update_context_from_user), so what a
+// worker logs carries the packet it is decoding; slice threads log with the caller's context.
+// The tag is a number, never dereferenced, with the top bit set so that it is no pointer.
+namespace packet_tag {
+constexpr int kSerialBits = 40;
+constexpr std::uint64_t kMarker = std::uint64_t{1} << 63;
+constexpr std::uint64_t kSerialMask = (std::uint64_t{1} << kSerialBits) - 1;
+constexpr std::uint64_t kReaderMask = (std::uint64_t{1} << (63 - kSerialBits)) - 1;
+
+void* make(std::uint64_t reader, std::int64_t serial) {
+  return reinterpret_cast<void*>(
+      static_cast<std::uintptr_t>(kMarker | (reader & kReaderMask) << kSerialBits |
+                                  (static_cast<std::uint64_t>(serial) & kSerialMask)));
+}
+// Readers by number, for the log callback.
+std::unordered_map<std::uint64_t, LogSink*>& owners() {  // under log_mutex()
+  static std::unordered_map<std::uint64_t, LogSink*> readers;
+  return readers;
+}
+std::atomic<std::uint64_t> g_next_reader{1};
+}  // namespace packet_tag
+
 std::vector<std::string> LogSink::take() {
   std::lock_guard lock(log_mutex());
   return std::exchange(lines_, {});
+}
+
+std::vector<std::string> LogSink::take_packet(std::int64_t serial) {
+  std::lock_guard lock(log_mutex());
+  const auto it = packets_.find(serial);
+  if (it == packets_.end()) return {};
+  std::vector<std::string> lines = std::move(it->second);
+  packets_.erase(it);
+  return lines;
+}
+
+std::int64_t LogSink::first_packet() const {
+  std::lock_guard lock(log_mutex());
+  return packets_.empty() ? -1 : packets_.begin()->first;
 }
 
 void log_callback(void* source, int level, const char* format, va_list args) {
@@ -78,15 +137,34 @@ void log_callback(void* source, int level, const char* format, va_list args) {
     av_log_default_callback(source, level, format, copy);
     va_end(copy);
   }
-  if (level > AV_LOG_ERROR) return;
+  const AVClass* cls = source ? *static_cast<const AVClass* const*>(source) : nullptr;
+  std::uint64_t tag = 0;
+  if (cls == avcodec_get_class()) {
+    tag = reinterpret_cast<std::uintptr_t>(static_cast<const AVCodecContext*>(source)->opaque);
+  }
+  // Besides errors, a decoder's error concealment says at info level that it concealed damage
+  // ("concealing 3 DC, 3 AC, 3 MV errors in P frame", where it sets decode_error_flags): that is
+  // damage in the frame of the packet being decoded too.
+  if (level > AV_LOG_ERROR &&
+      (level > AV_LOG_INFO || !(tag & packet_tag::kMarker) || !std::strstr(format, "concealing"))) {
+    return;
+  }
   char text[768];
   std::vsnprintf(text, sizeof text, format, args);
   std::string line = text;
   while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
   if (line.empty()) return;
-  const AVClass* cls = source ? *static_cast<const AVClass* const*>(source) : nullptr;
   if (cls && cls->item_name) line = std::string(cls->item_name(source)) + ": " + line;
   std::lock_guard lock(log_mutex());
+  if (tag & packet_tag::kMarker) {
+    const auto reader =
+        packet_tag::owners().find((tag >> packet_tag::kSerialBits) & packet_tag::kReaderMask);
+    if (reader != packet_tag::owners().end()) {
+      reader->second->add_for_packet(static_cast<std::int64_t>(tag & packet_tag::kSerialMask),
+                                     std::move(line));
+      return;
+    }
+  }
   LogSink* sink = t_log_sink;
   if (auto it = log_owners().find(source); it != log_owners().end()) sink = it->second;
   if (sink) sink->add(std::move(line));
@@ -118,6 +196,7 @@ void own_log(const void* context, LogSink* sink) {
 void disown_log(LogSink* sink) {
   std::lock_guard lock(log_mutex());
   std::erase_if(log_owners(), [&](const auto& entry) { return entry.second == sink; });
+  std::erase_if(packet_tag::owners(), [&](const auto& entry) { return entry.second == sink; });
 }
 
 // Sends this thread's unattributed FFmpeg errors to `sink` for the scope.
@@ -232,8 +311,20 @@ bool is_full_range_yuvj(AVPixelFormat f) {
          f == AV_PIX_FMT_YUVJ440P || f == AV_PIX_FMT_YUVJ411P;
 }
 
-// The YCbCr matrix of a stream; unmarked ones follow what players assume: BT.709 from 720 lines.
-int sws_matrix(AVColorSpace space, int height) {
+// An enum field of a decoded frame as the integer FFmpeg stored: a damaged stream can put a value
+// there that is none of the enum's (seen: colorspace 244 from a fuzzed Matroska file), and
+// reading it as the enum type is undefined behaviour.
+template <typename Enum>
+int stored_value(const Enum& field) {
+  static_assert(sizeof(Enum) == sizeof(int));
+  int value;
+  std::memcpy(&value, &field, sizeof value);
+  return value;
+}
+
+// The YCbCr matrix of a stream (an AVColorSpace value); unmarked ones and values FFmpeg does not
+// know follow what players assume: BT.709 from 720 lines.
+int sws_matrix(int space, int height) {
   switch (space) {
     case AVCOL_SPC_BT709:
       return SWS_CS_ITU709;
@@ -375,13 +466,37 @@ struct VideoReader::Impl {
   bool demuxed_all = false;
   bool flushing = false;
   bool finished = false;
-  bool suspect_next = false;  // the decoder logged an error: the next frame out is damaged
-  bool awaiting_key = false;  // skipping: frames up to the next key frame depend on lost data
-  std::int64_t dependents_first = 0;  // frames left out while awaiting a key frame
-  std::int64_t dependents = 0;
   bool truncation_reported = false;
   int failures_in_row = 0;
   std::vector<std::string> errors;
+
+  // Damage is tied to packets, not to the moment FFmpeg says something: each video packet sent
+  // to the decoder gets a serial (decode order), which tags what the decoder logs while decoding
+  // it (packet_tag) and which the decoder carries to the packet's frame (reordered_opaque, or
+  // opaque from FFmpeg 6). Losses are reported in display order. So what is found, and the frame
+  // numbers it gets, do not depend on the decoder's threads or how far ahead it runs.
+  std::uint64_t reader_number = 0;
+  bool frame_threads = false;  // the decoder decodes several frames at once
+  std::int64_t sent = 0;       // video packets sent to the decoder
+  // Packets sent whose frame has not come out yet: serial -> pts (AV_NOPTS_VALUE if none).
+  std::map<std::int64_t, std::int64_t> unshown;
+  std::int64_t eof_serial = -1;  // the packet read as the file ended
+  // Frames lost before the decoder (a damaged packet, junk in the file): reported in display
+  // order, once the frames shown before them are out. Keyed by timestamp.
+  struct Loss {
+    std::string what;
+    bool lost_frame = false;
+  };
+  std::multimap<std::int64_t, Loss> losses;
+  // Serials from which decoded frames may predict from lost data: a frame decoded from such a
+  // packet on is left out, unless it is a key frame, which ends the wait.
+  std::set<std::int64_t> lost_from;
+  std::map<std::int64_t, int> failed;  // serial -> error, packets the decoder failed on
+  int unclaimed_failures = 0;          // failures with frame threads, whose packet is unknown
+  int unclaimed_code = 0;
+  std::int64_t dependents_first = 0;  // frames left out for lost data, as one range
+  std::int64_t dependents = 0;
+  std::string truncated;  // the demuxer found the file cut short: reported after the last frame
 
   Impl(const fs::path& path, VideoReaderOptions opts);
   ~Impl();
@@ -392,6 +507,11 @@ struct VideoReader::Impl {
   void convert(Frame& frame);
   void end_of_range(bool reached_end_of_file);
   void problem(const std::string& what, bool lost_frame, std::int64_t at = AV_NOPTS_VALUE);
+  void lose(std::int64_t at, std::string what, bool lost_frame);
+  void report_losses(std::int64_t up_to);
+  std::int64_t serial_of_decoded();
+  void decoder_failed(int code, std::int64_t serial);
+  void give_up_on(std::int64_t serial, std::int64_t at);
   void note_dependents();
   double seconds(std::int64_t pts) const { return (pts - origin) * av_q2d(time_base); }
   std::int64_t next_pts() const {
@@ -497,6 +617,15 @@ void VideoReader::Impl::open(const fs::path& path) {
   }
   own_log(decoder.get(), &log);
   own_log(ctx->pb, &log);
+#if TANDEM_COPY_OPAQUE
+  decoder->flags |= AV_CODEC_FLAG_COPY_OPAQUE;
+#endif
+  frame_threads = decoder->active_thread_type & FF_THREAD_FRAME;
+  reader_number = packet_tag::g_next_reader++;
+  {
+    std::lock_guard lock(log_mutex());
+    packet_tag::owners()[reader_number & packet_tag::kReaderMask] = &log;
+  }
 
   info.width = st->codecpar->width;
   info.height = st->codecpar->height;
@@ -575,9 +704,96 @@ void VideoReader::Impl::problem(const std::string& what, bool lost_frame, std::i
     throw Error(line);
   }
   if (lost_frame) ++passed;
-  // Frames after lost data may predict from it: they are left out up to the next key frame.
-  awaiting_key = true;
   errors.push_back(std::move(line));
+}
+
+// A problem found before the decoder, at timestamp `at`: reported once the frames shown before
+// it are out, so that it is numbered in display order whatever the decoder's delay. Without a
+// timestamp, reported now.
+void VideoReader::Impl::lose(std::int64_t at, std::string what, bool lost_frame) {
+  if (at == AV_NOPTS_VALUE) {
+    note_dependents();
+    problem(what, lost_frame);
+    return;
+  }
+  losses.emplace(at, Loss{std::move(what), lost_frame});
+}
+
+// Reports the losses at or before timestamp `up_to`; those outside the range are dropped.
+void VideoReader::Impl::report_losses(std::int64_t up_to) {
+  while (!losses.empty() && losses.begin()->first <= up_to) {
+    auto loss = losses.extract(losses.begin());
+    if (loss.key() < start_pts || loss.key() >= end_pts) continue;
+    note_dependents();
+    problem(loss.mapped().what, loss.mapped().lost_frame, loss.key());
+  }
+}
+
+// A packet sent whose frame should have been shown by now but never came. When the decoder said
+// why while decoding it, or failed on it, that is a lost frame; otherwise the packet held no
+// picture of its own. With frame threads a failure does not say which packet it was about: a
+// packet the decoder complained about is taken to be it, and failures left over are reported at
+// the end.
+void VideoReader::Impl::give_up_on(std::int64_t serial, std::int64_t at) {
+  const std::vector<std::string> said = log.take_packet(serial);
+  int code = 0;
+  if (const auto it = failed.find(serial); it != failed.end()) {
+    code = it->second;
+    failed.erase(it);
+  }
+  if (said.empty() && code == 0) return;
+  if (unclaimed_failures > 0) --unclaimed_failures;
+  lost_from.insert(serial);
+  lose(at,
+       "the frame cannot be decoded (" +
+           (said.empty()
+                ? "the " + std::string(decoder->codec->name) + " decoder failed: " + av_error(code)
+                : said.front()) +
+           ")",
+       true);
+}
+
+// The serial of the packet the frame in `decoded` came from (the decoder carries it from packet
+// to frame). Packets decoded before it that should have been shown before it, and were not, are
+// given up on: only what does not depend on how far ahead the decoder runs decides that. A packet
+// without a timestamp is given up on once frames 16 packets later (H.264's deepest reordering)
+// come out.
+std::int64_t VideoReader::Impl::serial_of_decoded() {
+  std::int64_t serial = sent - 1;  // a frame that does not say: the last packet sent
+#if TANDEM_COPY_OPAQUE
+  const auto tag = reinterpret_cast<std::uintptr_t>(decoded->opaque);
+  if (tag & packet_tag::kMarker) serial = static_cast<std::int64_t>(tag & packet_tag::kSerialMask);
+#else
+  if (decoded->reordered_opaque >= 0 && decoded->reordered_opaque < sent)
+    serial = decoded->reordered_opaque;
+#endif
+  unshown.erase(serial);
+  const std::int64_t t =
+      decoded->pts != AV_NOPTS_VALUE ? decoded->pts : decoded->best_effort_timestamp;
+  for (auto it = unshown.begin(); it != unshown.end() && it->first < serial;) {
+    const auto [dropped, at] = *it;
+    const bool passed_by =
+        at == AV_NOPTS_VALUE ? dropped + 16 < serial : t != AV_NOPTS_VALUE && at < t;
+    if (!passed_by) {
+      ++it;
+      continue;
+    }
+    it = unshown.erase(it);
+    give_up_on(dropped, at);
+  }
+  return serial;
+}
+
+// The decoder refused a packet or failed to give a frame: a lost frame, reported when its place
+// in display order is reached (give_up_on). Without frame threads the failure is about packet
+// `serial`; with them it is about a packet sent earlier that FFmpeg does not name.
+void VideoReader::Impl::decoder_failed(int code, std::int64_t serial) {
+  if (frame_threads) {
+    ++unclaimed_failures;
+    unclaimed_code = code;
+  } else {
+    failed[serial] = code;
+  }
 }
 
 void VideoReader::Impl::note_dependents() {
@@ -586,7 +802,8 @@ void VideoReader::Impl::note_dependents() {
                    (dependents == 1 ? " " + std::to_string(dependents_first)
                                     : "s " + std::to_string(dependents_first) + " to " +
                                           std::to_string(dependents_first + dependents - 1)) +
-                   ", which depend on lost data, up to the next key frame");
+                   (dependents == 1 ? ", which depends" : ", which depend") +
+                   " on lost data, up to the next key frame");
   dependents = 0;
 }
 
@@ -599,19 +816,29 @@ void VideoReader::Impl::feed() {
     return;
   }
   AVFormatContext* ctx = format.get();
+  log.take();  // what was said before is not the demuxer's
   const int r = av_read_frame(ctx, packet.get());
   const bool at_end = r == AVERROR_EOF || (r < 0 && ctx->pb && avio_feof(ctx->pb));
+  const bool ends_here = at_end || (ctx->pb && avio_feof(ctx->pb));
+  // Where in the video the packet read lies, to place what the demuxer said about it.
+  std::int64_t here = AV_NOPTS_VALUE;
+  if (r >= 0) {
+    const std::int64_t ts = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
+    if (ts != AV_NOPTS_VALUE)
+      here = av_rescale_q(ts, ctx->streams[packet->stream_index]->time_base, time_base);
+  }
   // The demuxer logs what it had to skip (Matroska resynchronising after junk, a cut sample),
-  // and that the file ended early.
+  // and that the file ended early. Frames decoded from the next video packet on may predict
+  // from what was skipped.
   if (std::vector<std::string> lines = log.take(); !lines.empty()) {
     std::string said = lines.front();
     if (lines.size() > 1) said += " (and " + std::to_string(lines.size() - 1) + " more)";
-    if (at_end || (ctx->pb && avio_feof(ctx->pb))) {
-      if (!std::exchange(truncation_reported, true)) {
-        problem("the file is truncated (" + said + ")", false);
-      }
+    lost_from.insert(sent);
+    if (ends_here) {
+      if (!std::exchange(truncation_reported, true))
+        truncated = "the file is truncated (" + said + ")";
     } else {
-      problem("the file is corrupt here (" + said + ")", false);
+      lose(here, "the file is corrupt here (" + said + ")", false);
     }
   }
   if (at_end) {
@@ -619,7 +846,8 @@ void VideoReader::Impl::feed() {
     return;
   }
   if (r < 0) {
-    problem("cannot read the file: " + av_error(r), false);
+    lost_from.insert(sent);
+    lose(AV_NOPTS_VALUE, "cannot read the file: " + av_error(r), false);
     if (++failures_in_row > 16) demuxed_all = true;
     return;
   }
@@ -628,22 +856,27 @@ void VideoReader::Impl::feed() {
   if (index == video) {
     if (packet->flags & AV_PKT_FLAG_CORRUPT) {
       av_packet_unref(packet.get());
-      if (ctx->pb && avio_feof(ctx->pb)) {
+      lost_from.insert(sent);
+      if (ends_here) {
         truncation_reported = true;
-        problem("the file is truncated (its last packet is cut)", true);
+        lose(here, "the file is truncated (its last packet is cut)", true);
       } else {
-        problem("the file is corrupt here (a damaged packet)", true);
+        lose(here, "the file is corrupt here (a damaged packet)", true);
       }
       return;
     }
+    const std::int64_t serial = sent++;
+    unshown[serial] = packet->pts;
+    if (ends_here) eof_serial = serial;
+    decoder->opaque = packet_tag::make(reader_number, serial);
+#if TANDEM_COPY_OPAQUE
+    packet->opaque = decoder->opaque;
+#else
+    decoder->reordered_opaque = serial;
+#endif
     const int s = avcodec_send_packet(decoder.get(), packet.get());
     av_packet_unref(packet.get());
-    if (s < 0 && s != AVERROR(EAGAIN) && s != AVERROR_EOF) {
-      problem("the " + std::string(decoder->codec->name) + " decoder failed: " + explain(log, s),
-              true);
-    } else if (!log.take().empty()) {
-      suspect_next = true;  // the decoder complained but gave no error: its next frame is damaged
-    }
+    if (s < 0 && s != AVERROR(EAGAIN) && s != AVERROR_EOF) decoder_failed(s, serial);
     return;
   }
   if (index >= 0 && index < static_cast<int>(kept.size()) && kept[index]) {
@@ -682,9 +915,11 @@ void VideoReader::Impl::convert(Frame& frame) {
                 " to RGBA");
   }
   if (is_yuv(source)) {
-    const bool full = decoded->color_range == AVCOL_RANGE_JPEG || is_full_range_yuvj(source);
-    sws_setColorspaceDetails(sws, sws_getCoefficients(sws_matrix(decoded->colorspace, h)), full,
-                             sws_getCoefficients(SWS_CS_DEFAULT), 1, 0, 1 << 16, 1 << 16);
+    const bool full =
+        stored_value(decoded->color_range) == AVCOL_RANGE_JPEG || is_full_range_yuvj(source);
+    sws_setColorspaceDetails(sws,
+                             sws_getCoefficients(sws_matrix(stored_value(decoded->colorspace), h)),
+                             full, sws_getCoefficients(SWS_CS_DEFAULT), 1, 0, 1 << 16, 1 << 16);
   }
   std::uint8_t* dst[4] = {frame.row(0), nullptr, nullptr, nullptr};
   int dst_stride[4] = {static_cast<int>(frame.pitch()), 0, 0, 0};
@@ -693,17 +928,23 @@ void VideoReader::Impl::convert(Frame& frame) {
 
 // A frame out of the decoder: true when it was handed out.
 bool VideoReader::Impl::take_frame(Frame& frame, std::int64_t& pts) {
+  const std::int64_t serial = serial_of_decoded();
   std::int64_t t = decoded->best_effort_timestamp;
   if (t == AV_NOPTS_VALUE) t = next_pts();
   // Some files repeat a timestamp; frames handed out keep strictly increasing ones.
   if (last_pts != AV_NOPTS_VALUE && t <= last_pts) t = last_pts + 1;
-  const bool damaged = (decoded->flags & AV_FRAME_FLAG_CORRUPT) || decoded->decode_error_flags ||
-                       suspect_next || !log.take().empty();
-  suspect_next = false;
+  // What the decoder logged while it decoded this frame's packet, and the frame's own flags.
+  // decode_error_flags are read only without frame threads: FFmpeg 5.1's frame threads may hand
+  // out a frame before the thread decoding it has set them (H.264 sets them as it finishes the
+  // picture), so with them the flags come and go from run to run.
+  const bool said = !log.take_packet(serial).empty();
+  const bool damaged = (decoded->flags & AV_FRAME_FLAG_CORRUPT) ||
+                       (!frame_threads && decoded->decode_error_flags) || said;
   if (t < start_pts) {  // decoded only to reach the start
     av_frame_unref(decoded.get());
     return false;
   }
+  report_losses(std::min(t, end_pts - 1));
   if (t >= end_pts) {
     av_frame_unref(decoded.get());
     end_of_range(false);
@@ -711,8 +952,10 @@ bool VideoReader::Impl::take_frame(Frame& frame, std::int64_t& pts) {
   }
   if (damaged) {
     av_frame_unref(decoded.get());
-    // A damaged frame where the file ends is the cut-off last one.
-    if (demuxed_all && !truncation_reported) {
+    note_dependents();
+    lost_from.insert(serial + 1);  // frames decoded after it may predict from it
+    // A damaged frame from the last packet of the file is the cut-off last one.
+    if (serial == eof_serial && !truncation_reported) {
       truncation_reported = true;
       problem("the file is truncated (the frame is damaged and the file ends here)", true, t);
     } else {
@@ -721,20 +964,31 @@ bool VideoReader::Impl::take_frame(Frame& frame, std::int64_t& pts) {
     last_pts = t;
     return false;
   }
-  if (awaiting_key) {
+  // A packet decoded before this frame's with damage whose frame is still to come (a reference
+  // frame shown after the B-frames that predict from it): this frame may predict from it.
+  if (const std::int64_t earlier = log.first_packet(); earlier >= 0 && earlier < serial) {
+    lost_from.insert(earlier + 1);
+  }
+  if (!lost_from.empty() && *lost_from.begin() <= serial) {
 #if LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(58, 7, 100)
     const bool key = decoded->flags & AV_FRAME_FLAG_KEY;
 #else
     const bool key = decoded->key_frame;
 #endif
     if (!key) {
+      // Stopping, this is the first frame lost: one shown before a damaged frame it predicts from.
+      if (options.on_error == OnDecodeError::stop) {
+        av_frame_unref(decoded.get());
+        problem("the frame depends on a damaged frame", true, t);
+      }
       if (dependents++ == 0) dependents_first = returned + passed;
       ++passed;
       last_pts = t;
       av_frame_unref(decoded.get());
       return false;
     }
-    awaiting_key = false;
+    // A key frame predicts from nothing before it.
+    lost_from.erase(lost_from.begin(), lost_from.upper_bound(serial));
     note_dependents();
   }
   if (decoded->width != info.width || decoded->height != info.height) {
@@ -763,6 +1017,24 @@ void VideoReader::Impl::end_of_range(bool reached_end_of_file) {
       return p.pts() != AV_NOPTS_VALUE &&
              av_rescale_q(p.pts(), to_av(p.time_base()), time_base) >= cut;
     });
+  }
+  if (reached_end_of_file) {
+    // Packets that never gave a frame, and what was lost after the last frame.
+    while (!unshown.empty()) {
+      const auto [serial, at] = *unshown.begin();
+      unshown.erase(unshown.begin());
+      give_up_on(serial, at);
+    }
+    report_losses(std::numeric_limits<std::int64_t>::max());
+    note_dependents();
+    // Failures that no packet given up on could be taken for (frame threads): lost frames all
+    // the same, counted at the end.
+    for (; unclaimed_failures > 0; --unclaimed_failures) {
+      problem("the frame cannot be decoded (the " + std::string(decoder->codec->name) +
+                  " decoder failed: " + av_error(unclaimed_code) + ")",
+              true);
+    }
+    if (!truncated.empty()) problem(std::exchange(truncated, {}), false);
   }
   note_dependents();
   if (!reached_end_of_file || info.duration <= 0 || truncation_reported) return;
@@ -799,8 +1071,7 @@ bool VideoReader::Impl::read(Frame& frame, std::int64_t& pts) {
       break;
     }
     if (r != AVERROR(EAGAIN)) {
-      problem("the " + std::string(decoder->codec->name) + " decoder failed: " + explain(log, r),
-              true);
+      decoder_failed(r, sent - 1);
       if (++errors_in_row > 64) {
         end_of_range(true);
         break;
