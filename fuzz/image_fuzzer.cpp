@@ -25,5 +25,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (frame.width() <= 0 || frame.height() <= 0) std::abort();
   } catch (const tandem::Error&) {
   }
+  file.remove();
   return 0;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // A fuzz input written to a file of this process, for readers that take a path (read_image,
-// VideoReader): one file per process, rewritten for each input, removed at exit.
+// VideoReader): one file per process, written for each input and removed once it is read
+// (libFuzzer may leave without running destructors).
 #include <unistd.h>
 
 #include <cstddef>
@@ -18,10 +19,7 @@ class InputFile {
   explicit InputFile(const std::string& name)
       : path_(std::filesystem::temp_directory_path() /
               ("tandem-fuzz-" + std::to_string(::getpid()) + "-" + name)) {}
-  ~InputFile() {
-    std::error_code ec;
-    std::filesystem::remove(path_, ec);
-  }
+  ~InputFile() { remove(); }
   InputFile(const InputFile&) = delete;
   InputFile& operator=(const InputFile&) = delete;
 
@@ -35,6 +33,10 @@ class InputFile {
     return path_;
   }
   const std::filesystem::path& path() const { return path_; }
+  void remove() {
+    std::error_code ec;
+    std::filesystem::remove(path_, ec);
+  }
 
  private:
   std::filesystem::path path_;

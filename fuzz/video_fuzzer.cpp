@@ -45,5 +45,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const tandem::Error&) {
     }
   }
+  file.remove();
   return 0;
 }

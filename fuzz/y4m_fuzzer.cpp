@@ -46,6 +46,7 @@ class StdinFrom {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static tandem::fuzz::InputFile file("y4m");
   StdinFrom in(file.write(data, size));
+  file.remove();  // standard input holds it open
   try {
     tandem::VideoReader reader(
         "-", {.max_frames = kMaxFrames, .on_error = tandem::OnDecodeError::skip, .threads = 1});
