@@ -38,6 +38,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "json_layout.hpp"
+
 #include "tandem/tandem.hpp"
 
 #ifdef TANDEM_BENCH_OPENCV
@@ -376,17 +378,7 @@ void print_header(const Machine& m, const std::vector<tandem::DeviceInfo>& all,
 
 // ---- JSON ------------------------------------------------------------------------------------
 
-using Json = nlohmann::ordered_json;  // members in the order written
-
-// Six significant digits, as in the run report: 0.097144, not 0.09714400000000001. nlohmann
-// writes what is not finite (the NaN of an empty summary) as null.
-double six_digits(double v) {
-  if (!std::isfinite(v)) return v;
-  char buf[32];
-  const auto end = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 6).ptr;
-  std::from_chars(buf, end, v);
-  return v;
-}
+using namespace tandem::detail::json;  // Json, six_digits, lay_out: the run report's layout
 
 Json to_json(const Summary& s) {
   return {{"median_ms", six_digits(s.median)}, {"q1_ms", six_digits(s.q1)},
@@ -410,40 +402,6 @@ Json json_header(const std::string& mode, const Machine& m, const Options& o) {
   return j;
 }
 
-// Bytes that are not UTF-8 (in a device name) become U+FFFD rather than an exception.
-std::string compact(const Json& v) {
-  return v.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
-bool is_object_list(const Json& v) {
-  return v.is_array() && !v.empty() && v.front().is_object();
-}
-
-// The layout of RunReport::to_json(): one member per line, one line per element of a list of
-// objects, every other value on one line (dump(2) would give each number of a split trace its own).
-void lay_out(const Json& v, int depth, std::string& out) {
-  const std::string indent(2 * static_cast<std::size_t>(depth), ' ');
-  if (v.is_object() && !v.empty() &&
-      (depth == 0 || std::any_of(v.begin(), v.end(), [](const Json& m) {
-         return m.is_object() || is_object_list(m);
-       }))) {
-    out += "{";
-    bool first = true;
-    for (const auto& [key, member] : v.items()) {
-      out += (first ? "\n  " : ",\n  ") + indent + compact(Json(key)) + ": ";
-      lay_out(member, depth + 1, out);
-      first = false;
-    }
-    out += "\n" + indent + "}";
-  } else if (is_object_list(v)) {
-    out += "[";
-    for (std::size_t i = 0; i < v.size(); ++i)
-      out += (i ? ",\n  " : "\n  ") + indent + compact(v[i]);
-    out += "\n" + indent + "]";
-  } else {
-    out += compact(v);
-  }
-}
 
 void write_json(const std::string& path, const Json& document) {
   std::string text;
