@@ -41,6 +41,7 @@ class Bilateral final : public Filter {
   }
 
   int halo() const override { return radius_; }
+  bool fuses_epilogue() const override { return true; }
 
   void enqueue(BandContext& ctx, std::span<const DeviceImage> inputs,
                const DeviceImage& output) const override {
@@ -63,6 +64,7 @@ class Bilateral final : public Filter {
     kernel.setArg(6, ctx.frame_width());
     kernel.setArg(7, ctx.frame_height());
     kernel.setArg(8, ctx.y0());
+    ctx.set_epilogue_args(kernel, 9);
     ctx.enqueue(kernel, static_cast<std::size_t>(ctx.frame_width() + 3) / 4,
                 static_cast<std::size_t>(ctx.y1() - ctx.y0()), "bilateral");
   }

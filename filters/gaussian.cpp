@@ -24,6 +24,7 @@
 #include "tandem/error.hpp"
 #include "tandem/filter.hpp"
 #include "tandem/pointwise.hpp"
+#include "separable.hpp"
 
 namespace tandem {
 namespace {
@@ -106,6 +107,16 @@ int vertical_rows_per_item(const Device& device) {
   return device.info().type == DeviceType::gpu ? 4 : 1;
 }
 
+// -DTAPS: the 8-bit weights as the integers they are multiples of 1/256 of.
+std::string integer_taps(const Taps& taps) {
+  std::string list;
+  for (float w : taps.weights) {
+    if (!list.empty()) list += ',';
+    list += std::to_string(std::lround(w * 256));
+  }
+  return " -DTAPS=" + list;
+}
+
 class Gaussian final : public Filter {
  public:
   explicit Gaussian(const Params& params)
@@ -116,10 +127,16 @@ class Gaussian final : public Filter {
 
   // The float kernel is the wider one; the halo does not know the pixel format.
   int halo() const override { return std::max(rgba8_.radius, rgba32f_.radius); }
+  bool fuses_epilogue() const override { return true; }
 
   void enqueue(BandContext& ctx, std::span<const DeviceImage> inputs,
                const DeviceImage& output) const override {
     const DeviceImage& in = inputs[0];
+    if (ctx.schedule() == Schedule::tiles && in.format == PixelFormat::rgba8 &&
+        rgba8_.radius <= separable::kMaxRadius) {
+      enqueue_tiled(ctx, in, output);
+      return;
+    }
     const int width = ctx.frame_width();
     const int rows = ctx.y1() - ctx.y0();
     // The vertical pass's result for the band's rows: float, 16 bytes a pixel.
@@ -146,7 +163,24 @@ class Gaussian final : public Filter {
     set_image_args(horizontal, 3, output);
     horizontal.setArg(6, width);
     horizontal.setArg(7, ctx.y0());
+    ctx.set_epilogue_args(horizontal, 8);
     ctx.enqueue(horizontal, groups, static_cast<std::size_t>(rows), "gaussian horizontal pass");
+  }
+
+  // Both passes in one launch through a local-memory tile (kernels/separable.clh).
+  void enqueue_tiled(BandContext& ctx, const DeviceImage& in, const DeviceImage& output) const {
+    static const std::vector<std::string> kSources{"separable.clh", "gaussian.cl"};
+    cl::Program program =
+        ctx.program(kSources, options_rgba8_ + integer_taps(rgba8_) + " -DGAUSSIAN_VROWS=1");
+    cl::Kernel kernel = ctx.kernel(program, "gaussian_tiled");
+    set_image_args(kernel, 0, in);
+    set_image_args(kernel, 3, output);
+    kernel.setArg(6, ctx.frame_width());
+    kernel.setArg(7, ctx.frame_height());
+    kernel.setArg(8, ctx.y0());
+    kernel.setArg(9, ctx.y1());
+    ctx.set_epilogue_args(kernel, 10);
+    ctx.enqueue(kernel, separable::grid(ctx), separable::group(), "gaussian (tiled)");
   }
 
   // The kernels' arithmetic in their order: vertical, then horizontal; in each the centre, then

@@ -11,42 +11,33 @@
 //                for rgba8 it is 1 / (2 (255 sigma_r)^2)
 //   PIXEL_RGBA8  1: uchar pixels (values 0..255 throughout); 0: float pixels
 // Four pixels per work-item: one 16-byte (rgba8) or 64-byte (rgba32f) load per tap serves all
-// four. One variant for every device: a GPU would gain from staging the tile in local memory,
-// which needs a fixed work-group size that BandContext::enqueue does not take.
+// four. One variant for every device. It stores through TANDEM_STORE4_*: a point-wise chain
+// after it runs in the same kernel.
 
 __constant float kSpatial[RADIUS + 1] = {SPATIAL};
 
 #if PIXEL_RGBA8
 typedef uchar pixel_t;
+// Taps start at any pixel: typed loads of whole pixels (4-byte uchar4, 16-byte float4), where
+// vload16 through a uchar* would let the compiler assume byte alignment only.
 inline float16 load4(const __global uchar* restrict row, int x) {
-  return convert_float16(vload16(0, row + 4 * x));
+  const __global uchar4* p = (const __global uchar4*)row + x;
+  return convert_float16((uchar16)(p[0], p[1], p[2], p[3]));
 }
 inline float4 load1(const __global uchar* restrict row, int x) {
-  return convert_float4(vload4(x, row));
+  return convert_float4(((const __global uchar4*)row)[x]);
 }
-inline void store4(__global uchar* restrict row, int x, float16 v) {
-  vstore16(convert_uchar16_sat_rte(v), 0, row + 4 * x);
-}
+#define STORE4(row, x, v) TANDEM_STORE4_RGBA8(row, x, convert_uchar16_sat_rte(v))
 #else
 typedef float pixel_t;
 inline float16 load4(const __global float* restrict row, int x) {
-  return vload16(0, row + 4 * x);
+  return tandem_load4_rgba32f(row, x);
 }
-inline float4 load1(const __global float* restrict row, int x) { return vload4(x, row); }
-inline void store4(__global float* restrict row, int x, float16 v) {
-  vstore16(v, 0, row + 4 * x);
+inline float4 load1(const __global float* restrict row, int x) {
+  return ((const __global float4*)row)[x];
 }
+#define STORE4(row, x, v) TANDEM_STORE4_RGBA32F(row, x, v)
 #endif
-
-// Reflect-101 without a division, valid for |i| <= 2n - 2 (one reflection at either side).
-inline int reflect_near(int i, int n) {
-  i = abs(i);
-  return min(i, 2 * n - 2 - i);
-}
-
-inline int reflect(int i, int n, bool near) {
-  return near ? reflect_near(i, n) : tandem_reflect101(i, n);
-}
 
 // Adds the tap v (four pixels) with spatial weight `spatial` to the sums of the four outputs.
 inline void accumulate(float16 v, float spatial, float16 centre, float4* weights,
@@ -61,7 +52,7 @@ inline void accumulate(float16 v, float spatial, float16 centre, float4* weights
 
 __kernel void bilateral(const __global pixel_t* restrict src, int src_first, int src_pitch,
                         __global pixel_t* restrict dst, int dst_first, int dst_pitch, int width,
-                        int height, int y0) {
+                        int height, int y0 TANDEM_EPILOGUE_PARAMS) {
   const int x = (int)get_global_id(0) * 4;
   const int y = y0 + (int)get_global_id(1);
   // Lanes past the right edge read the row's padding and write junk to the output's padding.
@@ -74,7 +65,7 @@ __kernel void bilateral(const __global pixel_t* restrict src, int src_first, int
   float16 sums = (float16)(0.0f);
   for (int dy = -RADIUS; dy <= RADIUS; ++dy) {
     const __global pixel_t* restrict row =
-        src + (size_t)(reflect(y + dy, height, near_y) - src_first) * src_pitch;
+        src + (size_t)(tandem_reflect(y + dy, height, near_y) - src_first) * src_pitch;
     const float spatial_y = kSpatial[abs(dy)];
     if (interior) {
 #pragma unroll
@@ -83,15 +74,15 @@ __kernel void bilateral(const __global pixel_t* restrict src, int src_first, int
       }
     } else {
       for (int dx = -RADIUS; dx <= RADIUS; ++dx) {
-        const float16 v = (float16)(load1(row, reflect(x + dx, width, near_x)),
-                                    load1(row, reflect(x + 1 + dx, width, near_x)),
-                                    load1(row, reflect(x + 2 + dx, width, near_x)),
-                                    load1(row, reflect(x + 3 + dx, width, near_x)));
+        const float16 v = (float16)(load1(row, tandem_reflect(x + dx, width, near_x)),
+                                    load1(row, tandem_reflect(x + 1 + dx, width, near_x)),
+                                    load1(row, tandem_reflect(x + 2 + dx, width, near_x)),
+                                    load1(row, tandem_reflect(x + 3 + dx, width, near_x)));
         accumulate(v, spatial_y * kSpatial[abs(dx)], centre, &weights, &sums);
       }
     }
   }
   float16 out = sums / weights.s0000111122223333;
   out.s37bf = centre.s37bf;
-  store4(dst + (size_t)(y - dst_first) * dst_pitch, x, out);
+  STORE4(dst + (size_t)(y - dst_first) * dst_pitch, x, out);
 }

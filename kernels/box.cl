@@ -10,28 +10,26 @@
 // ((sum + AREA / 2) / AREA; AREA is odd, so there are no ties).
 // rgba32f: float sums with Neumaier's compensation, so that a walk past bright pixels leaves no
 // residue on the dark ones after them.
-// Compile-time constants: RADIUS, PIXEL_RGBA8.
+// Compile-time constants: RADIUS, PIXEL_RGBA8; TAPS (RADIUS + 1 ones) for the tiled schedule.
+//
+// Two schedules (filters/box.cpp picks one per device):
+//  - tiles (GPUs, rgba8, RADIUS <= 8): box_tiled, the direct sums of both passes in one launch
+//    through a local-memory tile (separable.clh): no walks, every pixel a work-item's.
+//  - rows: box_vertical then box_horizontal, the running sums above.
+// The last kernel stores through TANDEM_STORE4_*: a point-wise chain after the blur runs in it.
 
 #define AREA ((2 * RADIUS + 1) * (2 * RADIUS + 1))
-
-// Reflect-101 without a division, valid for |i| <= 2n - 2 (one reflection at either side).
-inline int reflect_near(int i, int n) {
-  i = abs(i);
-  return min(i, 2 * n - 2 - i);
-}
-
-inline int reflect(int i, int n, bool near) {
-  return near ? reflect_near(i, n) : tandem_reflect101(i, n);
-}
 
 #if PIXEL_RGBA8
 typedef uchar pixel_t;
 typedef uint sum_t;
-#define LOAD_ROW4(p) convert_uint16(vload16(0, p))
+typedef uint4 sum4_t;
+#define LOAD_ROW4(p) convert_uint16(*(const __global uchar16*)(p))
 #else
 typedef float pixel_t;
 typedef float sum_t;
-#define LOAD_ROW4(p) vload16(0, p)
+typedef float4 sum4_t;
+#define LOAD_ROW4(p) tandem_load4_rgba32f(p, 0)
 
 // Adds v to the compensated sum (sum, comp): Neumaier's variant of Kahan summation.
 inline void add16(float16* sum, float16* comp, float16 v) {
@@ -59,15 +57,16 @@ __kernel void box_vertical(const __global pixel_t* restrict src, int src_first, 
   const bool near = height > RADIUS;
   const __global pixel_t* restrict column = src + 4 * x;
   __global sum_t* restrict out = dst + 4 * x;
-#define ROW(r) LOAD_ROW4(column + (size_t)(reflect((r), height, near) - src_first) * src_pitch)
+#define ROW(r) \
+  LOAD_ROW4(column + (size_t)(tandem_reflect((r), height, near) - src_first) * src_pitch)
 #if PIXEL_RGBA8
   uint16 sum = ROW(ys);
   for (int k = 1; k <= RADIUS; ++k) sum += ROW(ys - k) + ROW(ys + k);
-  vstore16(sum, 0, out + (size_t)(ys - dst_first) * dst_pitch);
+  *(__global uint16*)(out + (size_t)(ys - dst_first) * dst_pitch) = sum;
   for (int y = ys + 1; y < ye; ++y) {
     // Unsigned wrap-around in between is harmless: the true sum is never negative.
     sum += ROW(y + RADIUS) - ROW(y - 1 - RADIUS);
-    vstore16(sum, 0, out + (size_t)(y - dst_first) * dst_pitch);
+    *(__global uint16*)(out + (size_t)(y - dst_first) * dst_pitch) = sum;
   }
 #else
   float16 sum = ROW(ys);
@@ -76,11 +75,11 @@ __kernel void box_vertical(const __global pixel_t* restrict src, int src_first, 
     add16(&sum, &comp, ROW(ys - k));
     add16(&sum, &comp, ROW(ys + k));
   }
-  vstore16(sum + comp, 0, out + (size_t)(ys - dst_first) * dst_pitch);
+  tandem_store4_rgba32f(out + (size_t)(ys - dst_first) * dst_pitch, 0, sum + comp);
   for (int y = ys + 1; y < ye; ++y) {
     add16(&sum, &comp, ROW(y + RADIUS));
     add16(&sum, &comp, -ROW(y - 1 - RADIUS));
-    vstore16(sum + comp, 0, out + (size_t)(y - dst_first) * dst_pitch);
+    tandem_store4_rgba32f(out + (size_t)(y - dst_first) * dst_pitch, 0, sum + comp);
   }
 #endif
 #undef ROW
@@ -90,7 +89,7 @@ __kernel void box_vertical(const __global pixel_t* restrict src, int src_first, 
 // group of a row runs into the row's padding: its values there are not used.
 __kernel void box_horizontal(const __global sum_t* restrict src, int src_first, int src_pitch,
                              __global pixel_t* restrict dst, int dst_first, int dst_pitch,
-                             int width, int y0, int segment) {
+                             int width, int y0, int segment TANDEM_EPILOGUE_PARAMS) {
   const int xs = (int)get_global_id(0) * segment;
   const int y = y0 + (int)get_global_id(1);
   const int xe = min(xs + segment, (width + 3) & ~3);
@@ -98,7 +97,7 @@ __kernel void box_horizontal(const __global sum_t* restrict src, int src_first, 
   const bool near = width >= RADIUS + 4;
   const __global sum_t* restrict row = src + (size_t)(y - src_first) * src_pitch;
   __global pixel_t* restrict out = dst + (size_t)(y - dst_first) * dst_pitch;
-#define COLUMN(i) vload4(reflect((i), width, near), row)
+#define COLUMN(i) ((const __global sum4_t*)row)[tandem_reflect((i), width, near)]
 #if PIXEL_RGBA8
 #define ADVANCE(n) sum += COLUMN((n) + RADIUS) - COLUMN((n) - 1 - RADIUS)
 #define MEAN(s) convert_uchar4((s + (uint4)(AREA / 2)) / (uint4)(AREA))
@@ -114,7 +113,7 @@ __kernel void box_horizontal(const __global sum_t* restrict src, int src_first, 
     ADVANCE(x + 3);
     means.scdef = MEAN(sum);
     if (x + 4 < xe) ADVANCE(x + 4);
-    vstore16(means, 0, out + 4 * x);
+    TANDEM_STORE4_RGBA8(out, x, means);
   }
 #else
 #define ADVANCE(n)                               \
@@ -139,10 +138,31 @@ __kernel void box_horizontal(const __global sum_t* restrict src, int src_first, 
     ADVANCE(x + 3);
     means.scdef = MEAN(sum);
     if (x + 4 < xe) ADVANCE(x + 4);
-    vstore16(means, 0, out + 4 * x);
+    TANDEM_STORE4_RGBA32F(out, x, means);
   }
 #endif
 #undef ADVANCE
 #undef MEAN
 #undef COLUMN
 }
+
+#if PIXEL_RGBA8 && defined(TAPS)
+// Output rows [y0, y1), both passes in one launch (separable.clh).
+__kernel __attribute__((reqd_work_group_size(SEP_GX, SEP_GY, 1))) void box_tiled(
+    const __global uchar* restrict src, int src_first, int src_pitch, __global uchar* restrict dst,
+    int dst_first, int dst_pitch, int width, int height, int y0, int y1 TANDEM_EPILOGUE_PARAMS) {
+  __local ushort16 tile[SEP_TILE_ENTRIES];
+  uint16 sums[SEP_VR];
+  separable_sums(src, src_first, src_pitch, width, height, y0, y1, tile, sums);
+  const int x = 4 * (int)get_global_id(0);
+  const int ya = separable_first_row(y0);
+  if (x >= width) return;
+#pragma unroll
+  for (int o = 0; o < SEP_VR; ++o) {
+    if (ya + o < y1) {
+      TANDEM_STORE4_RGBA8(dst + (size_t)(ya + o - dst_first) * dst_pitch, x,
+                          convert_uchar16((sums[o] + (uint16)(AREA / 2)) / (uint16)(AREA)));
+    }
+  }
+}
+#endif

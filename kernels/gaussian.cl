@@ -14,7 +14,14 @@
 //                    each input row once for four outputs saves memory traffic; 1 on CPUs,
 //                    where the rows come from cache and one accumulator per work-item keeps
 //                    PoCL's vectorisation across work-items simple
+//   TAPS             (tiled schedule) the rgba8 weights times 256, integers
 // Work-items handle four pixels: one 16-byte (rgba8) or 64-byte (rgba32f) load per tap.
+//
+// Two schedules (filters/gaussian.cpp picks one per device):
+//  - tiles (GPUs, rgba8, RADIUS <= 8): gaussian_tiled, both passes in one launch through a
+//    local-memory tile of integer sums (separable.clh); exact, and equal to the rows schedule.
+//  - rows: gaussian_vertical then gaussian_horizontal through a float scratch image.
+// The last kernel stores through TANDEM_STORE4_*: a point-wise chain after the blur runs in it.
 
 __constant float kWeights[RADIUS + 1] = {WEIGHTS};
 
@@ -29,26 +36,16 @@ __constant float kWeights[RADIUS + 1] = {WEIGHTS};
 
 #if PIXEL_RGBA8
 typedef uchar pixel_t;
-inline float16 load4(const __global uchar* restrict p) { return convert_float16(vload16(0, p)); }
-// Half up, as OpenCV's fixed-point blur rounds; the sum is exact, so this is bit-exact.
-inline void store4(__global uchar* restrict p, float16 v) {
-  vstore16(convert_uchar16_sat(v + 0.5f), 0, p);
+inline float16 load4(const __global uchar* restrict p) {
+  return convert_float16(*(const __global uchar16*)p);
 }
+// Half up, as OpenCV's fixed-point blur rounds; the sum is exact, so this is bit-exact.
+#define STORE4(row, x, v) TANDEM_STORE4_RGBA8(row, x, convert_uchar16_sat((v) + 0.5f))
 #else
 typedef float pixel_t;
-inline float16 load4(const __global float* restrict p) { return vload16(0, p); }
-inline void store4(__global float* restrict p, float16 v) { vstore16(v, 0, p); }
+inline float16 load4(const __global float* restrict p) { return tandem_load4_rgba32f(p, 0); }
+#define STORE4(row, x, v) TANDEM_STORE4_RGBA32F(row, x, v)
 #endif
-
-// Reflect-101 without a division, valid for |i| <= 2n - 2 (one reflection at either side).
-inline int reflect_near(int i, int n) {
-  i = abs(i);
-  return min(i, 2 * n - 2 - i);
-}
-
-inline int reflect(int i, int n, bool near) {
-  return near ? reflect_near(i, n) : tandem_reflect101(i, n);
-}
 
 // Rows [y0, y1) of the vertically filtered input, four pixels per work-item.
 __kernel void gaussian_vertical(const __global pixel_t* restrict src, int src_first, int src_pitch,
@@ -75,10 +72,12 @@ __kernel void gaussian_vertical(const __global pixel_t* restrict src, int src_fi
     acc = kWeights[0] * ROW(ya);
     for (int k = 1; k <= RADIUS; ++k) {
       acc = mad((float16)kWeights[k],
-                ROW(reflect(ya - k, height, near)) + ROW(reflect(ya + k, height, near)), acc);
+                ROW(tandem_reflect(ya - k, height, near)) +
+                    ROW(tandem_reflect(ya + k, height, near)),
+                acc);
     }
   }
-  vstore16(acc, 0, out + (size_t)(ya - dst_first) * dst_pitch);
+  tandem_store4_rgba32f(out + (size_t)(ya - dst_first) * dst_pitch, 0, acc);
 #else
   // Rows ya - RADIUS .. ya + VROWS - 1 + RADIUS, each loaded once and added to every output row
   // within reach. Rows only outputs past y1 need are clamped to the last row the band has
@@ -91,7 +90,7 @@ __kernel void gaussian_vertical(const __global pixel_t* restrict src, int src_fi
   const int last = y1 - 1 + RADIUS;
   UNROLL_TAPS
   for (int t = -RADIUS; t <= RADIUS + GAUSSIAN_VROWS - 1; ++t) {
-    const float16 v = ROW(interior ? ya + t : reflect(min(ya + t, last), height, near));
+    const float16 v = ROW(interior ? ya + t : tandem_reflect(min(ya + t, last), height, near));
 #pragma unroll
     for (int o = 0; o < GAUSSIAN_VROWS; ++o) {
       const int k = t - o;
@@ -100,7 +99,9 @@ __kernel void gaussian_vertical(const __global pixel_t* restrict src, int src_fi
   }
 #pragma unroll
   for (int o = 0; o < GAUSSIAN_VROWS; ++o) {
-    if (ya + o < y1) vstore16(acc[o], 0, out + (size_t)(ya + o - dst_first) * dst_pitch);
+    if (ya + o < y1) {
+      tandem_store4_rgba32f(out + (size_t)(ya + o - dst_first) * dst_pitch, 0, acc[o]);
+    }
   }
 #endif
 #undef ROW
@@ -108,10 +109,11 @@ __kernel void gaussian_vertical(const __global pixel_t* restrict src, int src_fi
 
 // One output pixel of the horizontal pass with reflected taps (groups touching a border).
 inline float4 horizontal_pixel(const __global float* restrict row, int x, int width, bool near) {
-  float4 acc = kWeights[0] * vload4(reflect(x, width, near), row);
+  float4 acc = kWeights[0] * vload4(tandem_reflect(x, width, near), row);
   for (int k = 1; k <= RADIUS; ++k) {
     acc = mad((float4)kWeights[k],
-              vload4(reflect(x - k, width, near), row) + vload4(reflect(x + k, width, near), row),
+              vload4(tandem_reflect(x - k, width, near), row) +
+                  vload4(tandem_reflect(x + k, width, near), row),
               acc);
   }
   return acc;
@@ -120,18 +122,18 @@ inline float4 horizontal_pixel(const __global float* restrict row, int x, int wi
 // Output rows [y0, y0 + rows) from the vertically filtered rows in src.
 __kernel void gaussian_horizontal(const __global float* restrict src, int src_first,
                                   int src_pitch, __global pixel_t* restrict dst, int dst_first,
-                                  int dst_pitch, int width, int y0) {
+                                  int dst_pitch, int width, int y0 TANDEM_EPILOGUE_PARAMS) {
   const int x = (int)get_global_id(0) * 4;
   const int y = y0 + (int)get_global_id(1);
   const __global float* restrict row = src + (size_t)(y - src_first) * src_pitch;
   float16 acc;
   if (x >= RADIUS && x + 3 + RADIUS < width) {
     const __global float* restrict centre = row + 4 * x;
-    acc = kWeights[0] * vload16(0, centre);
+    acc = kWeights[0] * tandem_load4_rgba32f(centre, 0);
     UNROLL_TAPS
     for (int k = 1; k <= RADIUS; ++k) {
-      acc = mad((float16)kWeights[k], vload16(0, centre - 4 * k) + vload16(0, centre + 4 * k),
-                acc);
+      acc = mad((float16)kWeights[k],
+                tandem_load4_rgba32f(centre, -k) + tandem_load4_rgba32f(centre, k), acc);
     }
   } else {
     // Lanes past the right edge (x + 3 < width + 3) fill the row's padding; their taps reflect
@@ -142,5 +144,27 @@ __kernel void gaussian_horizontal(const __global float* restrict src, int src_fi
                     horizontal_pixel(row, x + 2, width, near),
                     horizontal_pixel(row, x + 3, width, near));
   }
-  store4(dst + (size_t)(y - dst_first) * dst_pitch + 4 * x, acc);
+  STORE4(dst + (size_t)(y - dst_first) * dst_pitch, x, acc);
 }
+
+#if PIXEL_RGBA8 && defined(TAPS)
+// Output rows [y0, y1), both passes in one launch (separable.clh); the integer sums are 65536
+// times the float ones of the rows schedule, rounded the same way: half up.
+__kernel __attribute__((reqd_work_group_size(SEP_GX, SEP_GY, 1))) void gaussian_tiled(
+    const __global uchar* restrict src, int src_first, int src_pitch, __global uchar* restrict dst,
+    int dst_first, int dst_pitch, int width, int height, int y0, int y1 TANDEM_EPILOGUE_PARAMS) {
+  __local ushort16 tile[SEP_TILE_ENTRIES];
+  uint16 sums[SEP_VR];
+  separable_sums(src, src_first, src_pitch, width, height, y0, y1, tile, sums);
+  const int x = 4 * (int)get_global_id(0);
+  const int ya = separable_first_row(y0);
+  if (x >= width) return;
+#pragma unroll
+  for (int o = 0; o < SEP_VR; ++o) {
+    if (ya + o < y1) {
+      TANDEM_STORE4_RGBA8(dst + (size_t)(ya + o - dst_first) * dst_pitch, x,
+                          convert_uchar16((sums[o] + 32768u) >> 16));
+    }
+  }
+}
+#endif

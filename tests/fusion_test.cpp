@@ -27,6 +27,7 @@ struct Chain {
   std::string graph;
   PixelFormat format;
   bool frame_stats = false;  ///< a filter of the chain adapts to frame statistics
+  bool stencil = false;      ///< starts with a stencil, which runs the chain in its last kernel
 };
 
 // Float frames look like radiance maps (up to ~300) for the tone-mapping chains; 8-bit ones are
@@ -62,6 +63,16 @@ const std::vector<Chain>& chains() {
       {"[in]tonemap=op=aces,split[a][b];[a]saturation=1.7[c];[b][c]blend=mode=normal:opacity=0.6"
        "[out]",
        PixelFormat::rgba32f},
+      // Stencils with the point-wise chain after them in their last kernel (both schedules).
+      {"gaussian=sigma=2,saturation=1.3", PixelFormat::rgba8, false, true},
+      {"gaussian=sigma=2,saturation=1.3,saturation=0.6", PixelFormat::rgba32f, false, true},
+      {"box=radius=1,saturation=1.5,saturation=0.8", PixelFormat::rgba8, false, true},
+      {"box=radius=3,tonemap=op=aces", PixelFormat::rgba32f, false, true},
+      {"bilateral=sigma_s=1.5:sigma_r=0.1,saturation=1.2", PixelFormat::rgba8, false, true},
+      // The blur's result read twice: the chain after it cannot run in its kernel.
+      {"[in]gaussian=sigma=1,split[a][b];[a]saturation=2[c];[c][b]blend=mode=screen:opacity=0.5"
+       "[out]",
+       PixelFormat::rgba8, false, true},
   };
   return all;
 }
@@ -74,15 +85,54 @@ std::string describe(const Chain& chain, int width, int height) {
 TEST(FusionTest, FusedEqualsUnfused) {
   for (const std::string& device : device_ids()) {
     for (const Chain& chain : chains()) {
-      for (const Size& size : {Size{3, 7}, Size{1921, 1081}}) {
-        SCOPED_TRACE(describe(chain, size.width, size.height) + " on device " + device);
-        const Frame input = input_for(chain, size.width, size.height);
-        const Frame fused = run_graph(chain.graph, input, device, "single", true);
-        const Frame unfused = run_graph(chain.graph, input, device, "single", false);
-        EXPECT_EQ(max_difference(fused, unfused), 0.0);
+      const std::vector<Schedule> schedules =
+          chain.stencil ? kForcedSchedules : std::vector<Schedule>{Schedule::automatic};
+      for (Schedule schedule : schedules) {
+        for (const Size& size : {Size{3, 7}, Size{1921, 1081}}) {
+          SCOPED_TRACE(describe(chain, size.width, size.height) + " on device " + device +
+                       ", schedule " + std::string(to_string(schedule)));
+          const Frame input = input_for(chain, size.width, size.height);
+          PipelineOptions options;
+          options.split = "single";
+          options.schedule = schedule;
+          const Frame fused = run_graph(chain.graph, input, device, options);
+          options.fuse = false;
+          const Frame unfused = run_graph(chain.graph, input, device, options);
+          EXPECT_EQ(max_difference(fused, unfused), 0.0);
+        }
       }
     }
   }
+}
+
+// The passes a graph is lowered to: the point-wise filters after a stencil join it, unless
+// something else reads the stencil's result or fusion is off.
+TEST(FusionTest, StencilsTakeThePointwiseChainAfterThem) {
+  auto passes = [](const std::string& graph, bool fuse) {
+    DeviceSet set = DeviceSet::open(device_ids().front());
+    PipelineOptions options;
+    options.split = "single";
+    options.fuse = fuse;
+    options.persist_split = false;
+    Pipeline pipeline(set, Graph::parse(graph), options);
+    Frame output;
+    pipeline.process(random_frame(9, 5, PixelFormat::rgba8, 41), output);
+    return pipeline.passes();
+  };
+  using Passes = std::vector<std::string>;
+  EXPECT_EQ(passes("gaussian=sigma=2,saturation=1.3,saturation=0.7", true),
+            (Passes{"stencil: gaussian saturation saturation"}));
+  EXPECT_EQ(passes("gaussian=sigma=2,saturation=1.3", false),
+            (Passes{"stencil: gaussian", "point-wise: saturation"}));
+  EXPECT_EQ(passes("box=radius=2,saturation=1.3,bilateral,saturation=0.5", true),
+            (Passes{"stencil: box saturation", "stencil: bilateral saturation"}));
+  // Frame statistics are reduced from a pass's stored input, and nothing joins a pass that
+  // needs them: tonemap=op=reinhard and what follows it stay passes of their own.
+  EXPECT_EQ(passes("box=radius=2,tonemap=op=reinhard,saturation=1.1", true),
+            (Passes{"stencil: box", "point-wise: tonemap", "point-wise: saturation"}));
+  EXPECT_EQ(
+      passes("[in]box=radius=1,split[a][b];[a]saturation=2[c];[c][b]blend=mode=add[out]", true),
+      (Passes{"stencil: box", "point-wise: saturation blend"}));
 }
 
 // Regression: a fused kernel of hundreds of stages took PoCL minutes to compile (400 stages,

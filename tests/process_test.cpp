@@ -87,7 +87,7 @@ TEST(Process, AnyPitchAndAlignmentEqualsFrames) {
                                        {33, kToPage, kToPage, 0, 0}};  // copied: odd widths
   for (const std::string graph : {"saturation=1.4", "gaussian=sigma=2,saturation=1.3"}) {
     for (PixelFormat format : {PixelFormat::rgba8, PixelFormat::rgba32f}) {
-      for (const std::string split : {std::string("single"), split_first(0.45)}) {
+      for (const std::string& split : {std::string("single"), split_first(0.45)}) {
         if (split != "single" && !two) continue;
         DeviceSet devices = DeviceSet::open("all");
         Pipeline pipeline = make_pipeline(devices, graph, split);

@@ -85,7 +85,8 @@ struct Case {
   bool large = true;  // also on 1921x1081
 };
 
-void check_against_reference(const std::vector<Case>& cases) {
+void check_against_reference(const std::vector<Case>& cases,
+                             Schedule schedule = Schedule::automatic) {
   const PixelFormat formats[] = {PixelFormat::rgba8, PixelFormat::rgba32f};
   for (const std::string& device : device_ids()) {
     for (PixelFormat format : formats) {
@@ -97,9 +98,12 @@ void check_against_reference(const std::vector<Case>& cases) {
           if (large && !c.large) continue;
           SCOPED_TRACE(c.graph + " on " + std::to_string(size.width) + "x" +
                        std::to_string(size.height) + " " + std::string(to_string(format)) +
-                       ", device " + device);
+                       ", device " + device + ", schedule " + std::string(to_string(schedule)));
           const Frame expected = run_reference(c.graph, input);
-          const Frame actual = run_graph(c.graph, input, device, "single");
+          PipelineOptions options;
+          options.split = "single";
+          options.schedule = schedule;
+          const Frame actual = run_graph(c.graph, input, device, options);
           const double d = expect_close(actual, expected, c.tolerance8);
           std::printf("  %-34s %4dx%-4d %-7s device %s: max difference %g\n", c.graph.c_str(),
                       size.width, size.height, std::string(to_string(format)).c_str(),
@@ -205,7 +209,8 @@ struct BandRun {
 
 // Runs every chain of `runs` on `devices` with each split, against the chain on one device and
 // against the references.
-void check_bands(const std::string& devices, const std::vector<BandRun>& runs) {
+void check_bands(const std::string& devices, const std::vector<BandRun>& runs,
+                 Schedule schedule = Schedule::automatic) {
   const std::string one = device_ids().front();
   const PixelFormat formats[] = {PixelFormat::rgba8, PixelFormat::rgba32f};
   for (PixelFormat format : formats) {
@@ -223,8 +228,12 @@ void check_bands(const std::string& devices, const std::vector<BandRun>& runs) {
         for (const std::string& split : run.splits) {
           SCOPED_TRACE(graph + " split " + split + " on " + std::to_string(run.size.width) + "x" +
                        std::to_string(run.size.height) + " " + std::string(to_string(format)) +
-                       ", devices " + devices);
-          const Frame banded = run_graph(graph, input, devices, split);
+                       ", devices " + devices + ", schedule " +
+                       std::string(to_string(schedule)));
+          PipelineOptions options;
+          options.split = split;
+          options.schedule = schedule;
+          const Frame banded = run_graph(graph, input, devices, options);
           expect_close(banded, single, tolerance8);
           expect_close(banded, expected, tolerance8);
         }
@@ -259,6 +268,35 @@ TEST(Stencils, BandsAcrossDevicesEqualTheWholeFrame) {
                          {{333, 271}, kChains, {s30, s90, "chunks:50"}},
                          {{1921, 1081}, {{"gaussian=sigma=2", "box=radius=3"}}, {s30}},
                      });
+}
+
+// The tiled schedule (GPUs' own) forced on every device: gaussian and box within its reach on
+// 8-bit frames, exact as the rows schedule, also on frames smaller than one tile; float frames
+// and larger radii fall back to rows.
+TEST(Stencils, TiledScheduleMatchesReferenceOnEveryDevice) {
+  check_against_reference({{"gaussian=sigma=0.5", 0},
+                           {"gaussian=sigma=2", 0},
+                           {"gaussian=sigma=2.5", 0},  // radius 8 on rgba8: the tile's reach
+                           {"box=radius=1", 0},
+                           {"box=radius=8", 0},
+                           {"box=radius=9", 0, false}},
+                          Schedule::tiles);
+}
+
+// Bands of the tiled schedule, each with its halo, equal the whole frame: tiles start at each
+// band's first row and end past its last.
+TEST(Stencils, TiledBandsEqualTheWholeFrame) {
+  const std::vector<std::vector<std::string>> chains = {
+      {"box=radius=3", "gaussian=sigma=2"},
+      {"gaussian=sigma=2.5", "box=radius=1"},
+  };
+  check_bands(device_ids().front(),
+              {{{3, 7}, chains, {"chunks:2"}}, {{333, 271}, chains, {"chunks:50"}}},
+              Schedule::tiles);
+  if (device_ids().size() > 1) {
+    check_bands("all", {{{333, 271}, chains, {split_first(0.3), split_first(0.01)}}},
+                Schedule::tiles);
+  }
 }
 
 }  // namespace

@@ -90,10 +90,15 @@ std::size_t count_differences(const Frame& a, const Frame& b, double tolerance) 
 
 Frame run_graph(const std::string& graph, const Frame& input, const std::string& devices,
                 const std::string& split, bool fuse) {
-  DeviceSet set = DeviceSet::open(devices);
   PipelineOptions options;
   options.split = split;
   options.fuse = fuse;
+  return run_graph(graph, input, devices, options);
+}
+
+Frame run_graph(const std::string& graph, const Frame& input, const std::string& devices,
+                PipelineOptions options) {
+  DeviceSet set = DeviceSet::open(devices);
   options.persist_split = false;
   Pipeline pipeline(set, Graph::parse(graph), options);
   Frame output;

@@ -38,6 +38,12 @@ std::size_t count_differences(const Frame& a, const Frame& b, double tolerance);
 /// Runs `graph` on `input` with the devices of `devices` and split policy `split`.
 Frame run_graph(const std::string& graph, const Frame& input, const std::string& devices,
                 const std::string& split = "adaptive", bool fuse = true);
+/// Runs `graph` on `input` with the devices of `devices` and `options` (split learned by
+/// an earlier run is never used: persist_split is turned off).
+Frame run_graph(const std::string& graph, const Frame& input, const std::string& devices,
+                PipelineOptions options);
+/// The schedules a stencil can run in, forced (tests check each on every device).
+inline const std::vector<Schedule> kForcedSchedules = {Schedule::tiles, Schedule::rows};
 
 /// The host reference of a single-filter, single-input graph node.
 Frame run_reference(const std::string& graph, const Frame& input);

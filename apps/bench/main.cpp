@@ -76,6 +76,8 @@ struct Options {
   std::string split = "adaptive";
   std::string format_name = "rgba8";
   PixelFormat format = PixelFormat::rgba8;
+  std::string schedule_name = "automatic";
+  tandem::Schedule schedule = tandem::Schedule::automatic;
   std::string json;
   std::string dump_binaries;  // filters: directory for the programs' binaries
   std::string only;           // filters: comma-separated substrings of the case labels run
@@ -134,6 +136,10 @@ CLI::App* add_mode(CLI::App& app, Options& o, const std::string& mode, const std
     sub->add_option("--split", o.split, "adaptive, static:F1,F2,..., single or chunks:N")
         ->capture_default_str();
   }
+  sub->add_option("--schedule", o.schedule_name,
+                  "How stencils run: automatic (tiles on GPUs, rows elsewhere), tiles or rows")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"automatic", "tiles", "rows"}));
   sub->add_option("--json", o.json, "Write the numbers as JSON to FILE")->option_text("FILE");
   if (mode == "filters") {
     sub->add_option("--only", o.only,
@@ -153,6 +159,7 @@ CLI::App* add_mode(CLI::App& app, Options& o, const std::string& mode, const std
 void finish_options(Options& o) {
   parse_size(o.size, o.width, o.height);  // checked by --size's validator
   o.format = o.format_name == "rgba32f" ? PixelFormat::rgba32f : PixelFormat::rgba8;
+  o.schedule = tandem::parse_schedule(o.schedule_name);  // checked by --schedule's validator
   // Every frame of the ring goes through the warm-up once, so that wrapping a frame in OpenCL
   // buffers never happens in the timed region.
   o.warmup = std::max(o.warmup, o.ring);
@@ -943,12 +950,19 @@ int run_filters(const Options& o, const Machine& machine, BinaryDump* dump) {
     labels += (labels.empty() ? "" : ", ") + c.label;
     if (selected(c.label, o.only)) cases.push_back(std::move(c));
   }
-  std::vector<std::pair<std::string, std::string>> chains;
-  for (auto& chain : std::vector<std::pair<std::string, std::string>>{
-           {"saturation+tonemap reinhard", "saturation=1.3,tonemap"},
-           {"saturation+tonemap aces", "saturation=1.3,tonemap=op=aces"}}) {
-    labels += ", " + chain.first;
-    if (selected(chain.first, o.only)) chains.push_back(chain);
+  struct Chain {
+    std::string label, graph;
+    PixelFormat format;
+  };
+  std::vector<Chain> chains;
+  for (auto& chain : std::vector<Chain>{
+           {"saturation+tonemap reinhard", "saturation=1.3,tonemap", PixelFormat::rgba32f},
+           {"saturation+tonemap aces", "saturation=1.3,tonemap=op=aces", PixelFormat::rgba32f},
+           // A stencil running the point-wise chain after it in its last kernel.
+           {"gaussian sigma=2+saturation", "gaussian=sigma=2,saturation=1.3", PixelFormat::rgba8},
+           {"box radius=1+saturation", "box=radius=1,saturation=1.3", PixelFormat::rgba8}}) {
+    labels += ", " + chain.label;
+    if (selected(chain.label, o.only)) chains.push_back(chain);
   }
   if (cases.empty() && chains.empty()) {
     throw tandem::Error("--only " + o.only + " selects none of the cases: " + labels);
@@ -969,7 +983,7 @@ int run_filters(const Options& o, const Machine& machine, BinaryDump* dump) {
     if (std::find(formats.begin(), formats.end(), f) == formats.end()) formats.push_back(f);
   };
   for (const FilterCase& c : cases) uses(c.format);
-  if (!chains.empty()) uses(PixelFormat::rgba32f);
+  for (const Chain& chain : chains) uses(chain.format);
 
   // The limit each kernel is reported against, measured in this run.
   const int copy_warmup = std::max(o.warmup, 3);
@@ -1076,6 +1090,7 @@ int run_filters(const Options& o, const Machine& machine, BinaryDump* dump) {
         PipelineOptions options;
         options.split = "single";
         options.persist_split = false;
+        options.schedule = o.schedule;
         const Timed t = time_graph(devices.alone[k], graph, options, ring, warmup, o.frames);
         FilterRow row{c.label, label, summarize(t.ms), summarize(t.kernel_ms), read + written};
         row.gbps = gb_per_s(static_cast<double>(row.bytes), row.kernel.median);
@@ -1103,8 +1118,9 @@ int run_filters(const Options& o, const Machine& machine, BinaryDump* dump) {
     std::printf(
         "## Fused point-wise chains against one pass per filter (PipelineOptions.fuse)\n\n");
   }
-  for (const auto& [label, text] : chains) {
-    std::printf("%s: \"%s\" on rgba32f\n", label.c_str(), text.c_str());
+  for (const auto& [label, text, format] : chains) {
+    std::printf("%s: \"%s\" on %s\n", label.c_str(), text.c_str(),
+                std::string(tandem::to_string(format)).c_str());
     const auto missing = missing_filters(text);
     if (!missing.empty()) {
       std::printf("  not registered: %s (skipped)\n\n", join(missing, ", ").c_str());
@@ -1123,7 +1139,7 @@ int run_filters(const Options& o, const Machine& machine, BinaryDump* dump) {
             node.spec->name.c_str());
       }
     }
-    const std::vector<Frame>& ring = ring_for(PixelFormat::rgba32f);
+    const std::vector<Frame>& ring = ring_for(format);
     for (std::size_t k = 0; k < devices.alone.size(); ++k) {
       const tandem::DeviceInfo& info = devices.all[devices.selected[k]];
       const std::string dev = device_label(info);
@@ -1131,6 +1147,7 @@ int run_filters(const Options& o, const Machine& machine, BinaryDump* dump) {
         PipelineOptions options;
         options.split = "single";
         options.persist_split = false;
+        options.schedule = o.schedule;
         const Timed fused = time_graph(devices.alone[k], graph, options, ring, warmup, o.frames);
         if (dump) dump->take(label + " fused", info);
         options.fuse = false;
@@ -1297,6 +1314,7 @@ int run_coexec(const Options& o, const Machine& machine) {
     PipelineOptions options;
     options.split = "single";
     options.persist_split = false;
+    options.schedule = o.schedule;
     const Timed t = time_graph(devices.alone[k], graph, options, ring, warmup, o.frames);
     alone.push_back(summarize(t.ms));
     std::printf("  %-52s %s  %7.1f fps\n", device_label(devices.all[devices.selected[k]]).c_str(),
@@ -1307,6 +1325,7 @@ int run_coexec(const Options& o, const Machine& machine) {
   PipelineOptions options;
   options.split = o.split;
   options.persist_split = false;
+  options.schedule = o.schedule;
   const Timed co = time_graph(together, graph, options, ring, warmup, o.frames);
   const Summary together_summary = summarize(co.ms);
   const tandem::RunReport& report = co.pipeline->report();
@@ -1440,6 +1459,7 @@ int run_stream(const Options& o, const Machine& machine) {
     PipelineOptions options;
     options.split = o.split;
     options.persist_split = false;
+    options.schedule = o.schedule;
     Pipeline pipeline(set, graph, options);
     const PixelFormat out_format = pipeline.output_format(o.format);
     // Two output frames: the frame on the devices and the one before it.

@@ -35,6 +35,24 @@ std::string device_options(const DeviceInfo& d) {
 
 }  // namespace
 
+// ---- Schedules ----
+
+std::string_view to_string(Schedule schedule) {
+  switch (schedule) {
+    case Schedule::automatic: return "automatic";
+    case Schedule::tiles: return "tiles";
+    case Schedule::rows: return "rows";
+  }
+  return "automatic";
+}
+
+Schedule parse_schedule(std::string_view name) {
+  for (Schedule s : {Schedule::automatic, Schedule::tiles, Schedule::rows}) {
+    if (name == to_string(s)) return s;
+  }
+  throw Error("unknown schedule '" + std::string(name) + "': expected automatic, tiles or rows");
+}
+
 // ---- Filter defaults ----
 
 PixelFormat Filter::output_format(std::span<const PixelFormat> inputs) const {
@@ -114,7 +132,8 @@ detail::FilterRegistration::FilterRegistration(FilterSpec (*describe)()) {
 
 BandContext::BandContext(Device& device, detail::Workspace& workspace, ProgramCache& programs,
                          int frame_width, int frame_height, int y0, int y1,
-                         std::vector<cl::Event>& events)
+                         std::vector<cl::Event>& events, Schedule schedule,
+                         const Epilogue* epilogue)
     : device_(device),
       workspace_(workspace),
       programs_(programs),
@@ -122,7 +141,18 @@ BandContext::BandContext(Device& device, detail::Workspace& workspace, ProgramCa
       frame_height_(frame_height),
       y0_(y0),
       y1_(y1),
-      events_(events) {}
+      events_(events),
+      schedule_(schedule != Schedule::automatic      ? schedule
+                : device.info().type == DeviceType::gpu ? Schedule::tiles
+                                                        : Schedule::rows),
+      epilogue_(epilogue) {}
+
+cl_uint BandContext::set_epilogue_args(cl::Kernel& kernel, cl_uint index) const {
+  if (epilogue_) {
+    for (const cl_float16& a : epilogue_->args) kernel.setArg(index++, a);
+  }
+  return index;
+}
 
 cl::CommandQueue& BandContext::queue() { return device_.queue(); }
 
@@ -130,14 +160,24 @@ cl::Program BandContext::program(std::span<const std::string> sources,
                                  const std::string& options, const std::string& generated) {
   std::string text(detail::find_kernel_source("tandem.clh").source);
   std::string what;
-  for (const auto& name : sources) {
+  auto add = [&](const std::string& name) {
     text += "\n";
     text += detail::find_kernel_source(name).source;
     what += (what.empty() ? "" : "+") + name;
+  };
+  std::string all_options = device_options(device_.info()) + " " + options;
+  if (epilogue_) {
+    for (const auto& name : epilogue_->sources) {
+      if (std::find(sources.begin(), sources.end(), name) == sources.end()) add(name);
+    }
+    text += "\n";
+    text += epilogue_->code;
+    all_options += " " + epilogue_->options;
   }
+  for (const auto& name : sources) add(name);
   text += "\n";
   text += generated;
-  return programs_.get(device_, text, device_options(device_.info()) + " " + options, what);
+  return programs_.get(device_, text, all_options, what);
 }
 
 cl::Kernel BandContext::kernel(const cl::Program& program, const std::string& name) {
@@ -178,10 +218,14 @@ cl::NDRange BandContext::local_size(std::size_t x_items) const {
 void BandContext::enqueue(cl::Kernel& kernel, std::size_t x_items, std::size_t rows,
                           const std::string& what) {
   if (x_items == 0 || rows == 0) return;
+  enqueue(kernel, cl::NDRange(x_items, rows), local_size(x_items), what);
+}
+
+void BandContext::enqueue(cl::Kernel& kernel, const cl::NDRange& global,
+                          const cl::NDRange& local, const std::string& what) {
   cl::Event event;
   try {
-    device_.queue().enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(x_items, rows),
-                                         local_size(x_items), nullptr, &event);
+    device_.queue().enqueueNDRangeKernel(kernel, cl::NullRange, global, local, nullptr, &event);
   } catch (const cl::Error& e) {
     throw Error(e.err(), "clEnqueueNDRangeKernel", "running " + what + " on " +
                                                        device_.info().name);

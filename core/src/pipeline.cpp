@@ -138,7 +138,50 @@ struct Pass {
   std::string generated;  // the fused kernel's source
   std::vector<std::string> sources;
   std::string options;
+  // A stencil with point-wise stages after it (filters[1..]): they run in its last kernel.
+  Epilogue epilogue;
+
+  bool has_epilogue() const { return !pointwise && filters.size() > 1; }
 };
+
+const char* const kLanes[4] = {"s0123", "s4567", "s89ab", "scdef"};
+
+// Code applying stages [first, end) of `pass` to `float4 c`, lane `lane` of the four pixels of
+// each second input v<i>, stage s with arguments <prefix><s - first>: between stages with 8-bit
+// results it quantises as storing and reloading the frame would.
+void chain_code(std::ostringstream& k, const Pass& pass, std::size_t first, const char* lane,
+                const std::string& prefix) {
+  for (std::size_t s = first; s < pass.filters.size(); ++s) {
+    const PointwiseStage* stage = pass.filters[s]->pointwise();
+    k << "    c = " << stage->function << "(c, ";
+    if (pass.stage_second[s] >= 0) k << "v" << pass.stage_second[s] << "." << lane << ", ";
+    k << prefix << s - first << ");\n";
+    if (pass.stage_formats[s] == PixelFormat::rgba8 && s + 1 < pass.filters.size()) {
+      k << "    c = tandem_quantize8(c);\n";
+    }
+  }
+}
+
+// tandem_epilogue() for a stencil's pass: its point-wise stages on four normalised pixels (see
+// TANDEM_STORE4_* in kernels/tandem.clh).
+std::string epilogue_code(const Pass& pass) {
+  std::ostringstream k;
+  const std::size_t stages = pass.filters.size() - 1;
+  k << "#define TANDEM_EPILOGUE_PARAMS ";
+  for (std::size_t s = 0; s < stages; ++s) k << ", float16 tandem_e" << s;
+  k << "\n#define TANDEM_EPILOGUE_ARGS ";
+  for (std::size_t s = 0; s < stages; ++s) k << ", tandem_e" << s;
+  k << "\ninline float16 tandem_epilogue(float16 v";
+  for (std::size_t s = 0; s < stages; ++s) k << ", float16 p" << s;
+  k << ") {\n  float16 r;\n";
+  for (const char* lane : kLanes) {
+    k << "  {\n    float4 c = v." << lane << ";\n";
+    chain_code(k, pass, 1, lane, "p");
+    k << "    r." << lane << " = c;\n  }\n";
+  }
+  k << "  return r;\n}\n";
+  return k.str();
+}
 
 std::string fused_kernel(const Pass& pass) {
   std::ostringstream k;
@@ -156,19 +199,10 @@ std::string fused_kernel(const Pass& pass) {
       << i << " + (size_t)(y - in" << i << "_first) * in" << i << "_pitch, x);\n";
   }
   k << "  float16 r;\n";
-  static const char* lanes[4] = {"s0123", "s4567", "s89ab", "scdef"};
-  for (int px = 0; px < 4; ++px) {
-    k << "  {\n    float4 c = v0." << lanes[px] << ";\n";
-    for (std::size_t s = 0; s < pass.filters.size(); ++s) {
-      const PointwiseStage* stage = pass.filters[s]->pointwise();
-      k << "    c = " << stage->function << "(c, ";
-      if (pass.stage_second[s] >= 0) k << "v" << pass.stage_second[s] << "." << lanes[px] << ", ";
-      k << "p" << s << ");\n";
-      if (pass.stage_formats[s] == PixelFormat::rgba8 && s + 1 < pass.filters.size()) {
-        k << "    c = tandem_quantize8(c);\n";
-      }
-    }
-    k << "    r." << lanes[px] << " = c;\n  }\n";
+  for (const char* lane : kLanes) {
+    k << "  {\n    float4 c = v0." << lane << ";\n";
+    chain_code(k, pass, 0, lane, "p");
+    k << "    r." << lane << " = c;\n  }\n";
   }
   k << "  tandem_store4_" << to_string(pass.format)
     << "(out + (size_t)(y - out_first) * out_pitch, x, r);\n}\n";
@@ -364,15 +398,19 @@ void Pipeline::Impl::compile(PixelFormat input) {
     const int out = node_value[n];
     const bool stats = f->needs_frame_stats();
 
-    // Fuse into the pass producing the first input when nothing else reads that value.
+    // Fuse into the pass producing the first input when nothing else reads that value: a
+    // point-wise chain, or a stencil that runs the stages after it in its last kernel.
     if (stage && options.fuse && !stats && !in.empty() && producer[in[0]] >= 0) {
       Pass& p = passes[producer[in[0]]];
+      const bool after_stencil = !p.pointwise && p.filters.front()->fuses_epilogue() &&
+                                 in.size() == 1 && value_formats[out] == p.format;
       const bool extra_ready =
           in.size() < 2 || producer[in[1]] < producer[in[0]];  // computed before the chain runs
       const bool stats_chain =
           std::any_of(p.filters.begin(), p.filters.end(),
                       [](Filter* g) { return g->needs_frame_stats(); });
-      if (p.pointwise && consumers[in[0]] == 1 && in[0] != output_value && extra_ready &&
+      if ((p.pointwise || after_stencil) && consumers[in[0]] == 1 && in[0] != output_value &&
+          extra_ready &&
           !stats_chain && in.size() <= 2 && p.filters.size() < kMaxFusedStages) {
         int second = -1;
         if (in.size() == 2) {
@@ -402,27 +440,40 @@ void Pipeline::Impl::compile(PixelFormat input) {
     p.format = value_formats[out];
     p.halo = f->halo();
     p.pointwise = stage != nullptr;
-    if (p.pointwise) {
-      if (in.empty() || in.size() > 2) throw Error("a point-wise filter takes one or two inputs");
-      p.stage_second = {in.size() == 2 ? 1 : -1};
-      p.stage_formats = {p.format};
+    if (p.pointwise && (in.empty() || in.size() > 2)) {
+      throw Error("a point-wise filter takes one or two inputs");
     }
+    p.stage_second = {p.pointwise && in.size() == 2 ? 1 : -1};
+    p.stage_formats = {p.format};
     producer[out] = static_cast<int>(passes.size());
     passes.push_back(std::move(p));
   }
 
   for (Pass& p : passes) {
-    if (!p.pointwise) continue;
+    if (!p.pointwise && !p.has_epilogue()) continue;
+    std::vector<std::string> sources;
     std::set<std::string> defines;
-    for (Filter* f : p.filters) {
-      const PointwiseStage* stage = f->pointwise();
-      if (std::find(p.sources.begin(), p.sources.end(), stage->source) == p.sources.end()) {
-        p.sources.push_back(stage->source);
+    for (std::size_t s = p.pointwise ? 0 : 1; s < p.filters.size(); ++s) {
+      const PointwiseStage* stage = p.filters[s]->pointwise();
+      if (std::find(sources.begin(), sources.end(), stage->source) == sources.end()) {
+        sources.push_back(stage->source);
       }
       defines.insert(stage->defines.begin(), stage->defines.end());
     }
-    for (const auto& d : defines) p.options += (p.options.empty() ? "" : " ") + d;
-    p.generated = fused_kernel(p);
+    std::string options = p.pointwise ? "" : "-DTANDEM_EPILOGUE=1";
+    for (const auto& d : defines) options += (options.empty() ? "" : " ") + d;
+    if (p.pointwise) {
+      p.sources = std::move(sources);
+      p.options = std::move(options);
+      p.generated = fused_kernel(p);
+    } else {
+      p.epilogue.sources = std::move(sources);
+      p.epilogue.options = std::move(options);
+      p.epilogue.code = epilogue_code(p);
+      for (std::size_t s = 1; s < p.filters.size(); ++s) {
+        p.epilogue.args.push_back(stage_args(*p.filters[s]->pointwise()));
+      }
+    }
   }
   compiled = true;
 }
@@ -523,7 +574,7 @@ void Pipeline::Impl::enqueue_band(std::size_t d, int slot, const Frame& input, F
                                                padded_pitch(width, p.format, devices.row_alignment()));
     images[p.output] = out;
     BandContext ctx(device, ws, ProgramCache::global(), width, height, r.lo, r.hi,
-                    events.compute);
+                    events.compute, options.schedule, p.has_epilogue() ? &p.epilogue : nullptr);
 
     if (collect_stats && p.filters.front()->needs_frame_stats()) {
       const Range rows{band.lo, band.hi};

@@ -49,11 +49,33 @@ inline cl_uint set_image_args(cl::Kernel& kernel, cl_uint index, const DeviceIma
   return index + 3;
 }
 
+/// How a filter lays its work out on a device (Halide's schedule, apart from the arithmetic).
+enum class Schedule {
+  automatic,  ///< tiles on GPUs, rows on every other device
+  tiles,      ///< 2D work-groups over local-memory tiles with their halos, one launch a stencil
+  rows,       ///< work-items along rows: sliding windows and running sums, cache-friendly on CPUs
+};
+
+/// "automatic", "tiles" or "rows".
+std::string_view to_string(Schedule schedule);
+/// The schedule named `name` (as to_string() writes it); throws Error for anything else.
+Schedule parse_schedule(std::string_view name);
+
+/// The point-wise chain the executor fused after a stencil (see Filter::fuses_epilogue()):
+/// the OpenCL of its stages and of `tandem_epilogue()`, and the arguments of each stage.
+struct Epilogue {
+  std::vector<std::string> sources;  ///< the stages' source names
+  std::string code;                  ///< generated; defines TANDEM_EPILOGUE_PARAMS and _ARGS
+  std::string options;               ///< -DTANDEM_EPILOGUE=1 and the stages' defines
+  std::vector<cl_float16> args;      ///< one per stage
+};
+
 /// Where and what one device computes for one band of a frame: output rows [y0, y1).
 class BandContext {
  public:
   BandContext(Device& device, detail::Workspace& workspace, ProgramCache& programs,
-              int frame_width, int frame_height, int y0, int y1, std::vector<cl::Event>& events);
+              int frame_width, int frame_height, int y0, int y1, std::vector<cl::Event>& events,
+              Schedule schedule = Schedule::automatic, const Epilogue* epilogue = nullptr);
 
   Device& device() { return device_; }
   cl::CommandQueue& queue();
@@ -61,10 +83,20 @@ class BandContext {
   int frame_height() const { return frame_height_; }
   int y0() const { return y0_; }
   int y1() const { return y1_; }
+  /// The schedule for this device: tiles or rows, never automatic.
+  Schedule schedule() const { return schedule_; }
+
+  /// The point-wise chain fused after this stencil, or nullptr. program() builds it into every
+  /// program of the band; the kernel that stores the stencil's result stores through
+  /// TANDEM_STORE4_* (tandem.clh), ends its parameters with TANDEM_EPILOGUE_PARAMS and has
+  /// them set by set_epilogue_args().
+  const Epilogue* epilogue() const { return epilogue_; }
+  /// Sets the epilogue's arguments of `kernel` from `index` on; returns the index after them.
+  cl_uint set_epilogue_args(cl::Kernel& kernel, cl_uint index) const;
 
   /// The program built from the sources `sources` (embedded kernels/*.cl or registered with
-  /// register_kernel_source(); concatenated, "tandem.clh" first) with `options`, for this
-  /// device; from the in-memory or on-disk cache when possible.
+  /// register_kernel_source(); concatenated, "tandem.clh" first, then the epilogue's, if any)
+  /// with `options`, for this device; from the in-memory or on-disk cache when possible.
   /// `generated` is appended last (the executor's fused kernels).
   cl::Program program(std::span<const std::string> sources, const std::string& options,
                       const std::string& generated = {});
@@ -76,6 +108,10 @@ class BandContext {
   /// Enqueues `kernel` over (groups of `x_items` along rows, `rows`) and records its event.
   void enqueue(cl::Kernel& kernel, std::size_t x_items, std::size_t rows,
                const std::string& what);
+  /// Enqueues `kernel` over `global` in work-groups of `local` (a tiled schedule's, which its
+  /// kernel states with reqd_work_group_size) and records its event.
+  void enqueue(cl::Kernel& kernel, const cl::NDRange& global, const cl::NDRange& local,
+               const std::string& what);
   /// The work-group size enqueue() uses for `x_items` along rows (NullRange: the driver's).
   cl::NDRange local_size(std::size_t x_items) const;
 
@@ -85,6 +121,8 @@ class BandContext {
   ProgramCache& programs_;
   int frame_width_, frame_height_, y0_, y1_;
   std::vector<cl::Event>& events_;
+  Schedule schedule_;
+  const Epilogue* epilogue_;
 };
 
 /// One step of a fused point-wise kernel: an OpenCL function from an embedded or registered
@@ -131,6 +169,9 @@ class Filter {
   virtual int halo() const { return 0; }
   /// Point-wise filters return their stage; stencils return nothing and implement enqueue().
   virtual const PointwiseStage* pointwise() const { return nullptr; }
+  /// True when enqueue() runs BandContext::epilogue(): the executor may then fuse the
+  /// point-wise chain reading this stencil's result into the stencil's last kernel.
+  virtual bool fuses_epilogue() const { return false; }
   /// Enqueues this filter for output rows [ctx.y0(), ctx.y1()) into `output`.
   virtual void enqueue(BandContext& ctx, std::span<const DeviceImage> inputs,
                        const DeviceImage& output) const;

@@ -24,6 +24,9 @@ struct PipelineOptions {
   bool fuse = true;
   /// Remember learned split ratios in the cache directory and start from them next time.
   bool persist_split = true;
+  /// How stencils run on each device (Schedule::automatic: tiles on GPUs, rows elsewhere).
+  /// Every schedule gives the same output; forcing one is for tests and benchmarks.
+  Schedule schedule = Schedule::automatic;
 };
 
 /// What one device did over a run.
