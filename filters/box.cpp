@@ -10,11 +10,11 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include "separable.hpp"
 #include "tandem/device.hpp"
 #include "tandem/error.hpp"
 #include "tandem/filter.hpp"
 #include "tandem/pointwise.hpp"
-#include "separable.hpp"
 
 namespace tandem {
 namespace {

@@ -163,7 +163,8 @@ TEST(BenchJson, FiltersReportKernelsAgainstTheCopyBandwidth) {
   const std::filesystem::path file = dir.path / "filters.json";
   const std::filesystem::path binaries = dir.path / "binaries";
   std::string err;
-  // "saturation": the case "saturation 1.3" (rgba8) and the two fused chains (rgba32f).
+  // "saturation": the case "saturation 1.3" (rgba8) and the four fused chains with saturation
+  // in them (two point-wise ones on rgba32f, two stencils with an epilogue on rgba8).
   ASSERT_EQ(run_bench("filters --only saturation --size 64x48 --frames 1 --warmup 0 --ring 1 "
                       "--json '" + file.string() + "' --dump-binaries '" + binaries.string() + "'",
                       dir, err),
@@ -195,7 +196,7 @@ TEST(BenchJson, FiltersReportKernelsAgainstTheCopyBandwidth) {
       EXPECT_TRUE(r.at(key).is_number()) << key;
     }
   }
-  ASSERT_EQ(j.at("fusion").size(), 2 * n);
+  ASSERT_EQ(j.at("fusion").size(), 4 * n);
   for (const json& r : j["fusion"]) {
     EXPECT_TRUE(r.at("fused_kernel").at("median_ms").is_number());
     EXPECT_TRUE(r.at("not_fused_kernel").at("median_ms").is_number());

@@ -228,8 +228,7 @@ void check_bands(const std::string& devices, const std::vector<BandRun>& runs,
         for (const std::string& split : run.splits) {
           SCOPED_TRACE(graph + " split " + split + " on " + std::to_string(run.size.width) + "x" +
                        std::to_string(run.size.height) + " " + std::string(to_string(format)) +
-                       ", devices " + devices + ", schedule " +
-                       std::string(to_string(schedule)));
+                       ", devices " + devices + ", schedule " + std::string(to_string(schedule)));
           PipelineOptions options;
           options.split = split;
           options.schedule = schedule;

@@ -40,7 +40,8 @@ trap 'rm -rf "$work"' EXIT
 # UBSan stops at its first report (the targets are built with -fno-sanitize-recover too); leaks
 # inside the system's libraries that tandem cannot fix are named in fuzz/lsan.supp.
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
-export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1"
+# intercept_tls_get_addr=0: see the sanitize configuration in tools/test.sh.
+export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:intercept_tls_get_addr=0"
 if [ -f "$root/fuzz/lsan.supp" ]; then
   export LSAN_OPTIONS="suppressions=$root/fuzz/lsan.supp:print_suppressions=0"
 fi

@@ -39,9 +39,12 @@ std::string device_options(const DeviceInfo& d) {
 
 std::string_view to_string(Schedule schedule) {
   switch (schedule) {
-    case Schedule::automatic: return "automatic";
-    case Schedule::tiles: return "tiles";
-    case Schedule::rows: return "rows";
+    case Schedule::automatic:
+      return "automatic";
+    case Schedule::tiles:
+      return "tiles";
+    case Schedule::rows:
+      return "rows";
   }
   return "automatic";
 }
@@ -142,7 +145,7 @@ BandContext::BandContext(Device& device, detail::Workspace& workspace, ProgramCa
       y0_(y0),
       y1_(y1),
       events_(events),
-      schedule_(schedule != Schedule::automatic      ? schedule
+      schedule_(schedule != Schedule::automatic         ? schedule
                 : device.info().type == DeviceType::gpu ? Schedule::tiles
                                                         : Schedule::rows),
       epilogue_(epilogue) {}
@@ -221,8 +224,8 @@ void BandContext::enqueue(cl::Kernel& kernel, std::size_t x_items, std::size_t r
   enqueue(kernel, cl::NDRange(x_items, rows), local_size(x_items), what);
 }
 
-void BandContext::enqueue(cl::Kernel& kernel, const cl::NDRange& global,
-                          const cl::NDRange& local, const std::string& what) {
+void BandContext::enqueue(cl::Kernel& kernel, const cl::NDRange& global, const cl::NDRange& local,
+                          const std::string& what) {
   cl::Event event;
   try {
     device_.queue().enqueueNDRangeKernel(kernel, cl::NullRange, global, local, nullptr, &event);

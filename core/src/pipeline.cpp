@@ -410,8 +410,7 @@ void Pipeline::Impl::compile(PixelFormat input) {
           std::any_of(p.filters.begin(), p.filters.end(),
                       [](Filter* g) { return g->needs_frame_stats(); });
       if ((p.pointwise || after_stencil) && consumers[in[0]] == 1 && in[0] != output_value &&
-          extra_ready &&
-          !stats_chain && in.size() <= 2 && p.filters.size() < kMaxFusedStages) {
+          extra_ready && !stats_chain && in.size() <= 2 && p.filters.size() < kMaxFusedStages) {
         int second = -1;
         if (in.size() == 2) {
           auto it = std::find(p.inputs.begin(), p.inputs.end(), in[1]);
@@ -573,8 +572,8 @@ void Pipeline::Impl::enqueue_band(std::size_t d, int slot, const Frame& input, F
                                    : image_for(p.output, p.format, r,
                                                padded_pitch(width, p.format, devices.row_alignment()));
     images[p.output] = out;
-    BandContext ctx(device, ws, ProgramCache::global(), width, height, r.lo, r.hi,
-                    events.compute, options.schedule, p.has_epilogue() ? &p.epilogue : nullptr);
+    BandContext ctx(device, ws, ProgramCache::global(), width, height, r.lo, r.hi, events.compute,
+                    options.schedule, p.has_epilogue() ? &p.epilogue : nullptr);
 
     if (collect_stats && p.filters.front()->needs_frame_stats()) {
       const Range rows{band.lo, band.hi};

@@ -73,8 +73,8 @@ struct Epilogue {
 /// Where and what one device computes for one band of a frame: output rows [y0, y1).
 class BandContext {
  public:
-  BandContext(Device& device, detail::Workspace& workspace, ProgramCache& programs,
-              int frame_width, int frame_height, int y0, int y1, std::vector<cl::Event>& events,
+  BandContext(Device& device, detail::Workspace& workspace, ProgramCache& programs, int frame_width,
+              int frame_height, int y0, int y1, std::vector<cl::Event>& events,
               Schedule schedule = Schedule::automatic, const Epilogue* epilogue = nullptr);
 
   Device& device() { return device_; }
