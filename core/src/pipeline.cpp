@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <numeric>
 #include <optional>
@@ -68,11 +69,13 @@ DeviceFailure failure(std::size_t device, const cl::Error& e, const std::string&
   return {device, Error(e.err(), e.what(), doing)};
 }
 
-// Per-row statistics partials one band left in a device buffer for pass `pass`.
+// Per-row statistics partials one band left in a device buffer for pass `pass`, and the host
+// copy a non-blocking read fills (complete once the band's download events are).
 struct StatsRows {
   std::size_t pass;
   cl::Buffer buffer;
   Range rows;
+  std::shared_ptr<std::vector<cl_float2>> host;
 };
 
 // Sums of the statistics partials of a frame, per pass.
@@ -340,8 +343,8 @@ struct Pipeline::Impl {
   void run_chunks(const Frame& input, Frame& output, int chunk_rows,
                   std::vector<DeviceTimes>& times, std::vector<double>& fractions,
                   bool collect_stats, bool smooth);
-  void read_stats(Device& device, const std::vector<StatsRows>& entries,
-                  std::map<std::size_t, StatsSums>& sums);
+  // Sums the partials of bands whose events completed.
+  void read_stats(const std::vector<StatsRows>& entries, std::map<std::size_t, StatsSums>& sums);
   void combine_stats(const std::map<std::size_t, StatsSums>& sums, const Frame& input,
                      bool smooth);
   void fail_device(const DeviceFailure& f);
@@ -583,7 +586,16 @@ void Pipeline::Impl::enqueue_band(std::size_t d, int slot, const Frame& input, F
       BandContext stats_ctx(device, ws, ProgramCache::global(), width, height, rows.lo, rows.hi,
                             events.compute);
       p.filters.front()->enqueue_stats(stats_ctx, images[p.inputs[0]], partial);
-      stats_rows.push_back({pi, partial, rows});
+      // Read back behind the reduction on the same queue, without blocking: the frame's wait
+      // covers it, and a later frame's kernels never stand between the host and these rows.
+      auto host = std::make_shared<std::vector<cl_float2>>(rows.rows());
+      if (!host->empty()) {
+        cl::Event e;
+        queue.enqueueReadBuffer(partial, CL_FALSE, 0, sizeof(cl_float2) * host->size(),
+                                host->data(), nullptr, &e);
+        events.download.push_back(e);
+      }
+      stats_rows.push_back({pi, partial, rows, std::move(host)});
     }
 
     if (!p.pointwise) {
@@ -718,7 +730,7 @@ void Pipeline::Impl::finish_frame(InFlight& f) {
   }
   if (f.collect_stats) {
     std::map<std::size_t, StatsSums> sums;
-    for (std::size_t d = 0; d < n; ++d) read_stats(devices[d], f.stats_rows[d], sums);
+    for (std::size_t d = 0; d < n; ++d) read_stats(f.stats_rows[d], sums);
     combine_stats(sums, *f.input, f.smooth);
   }
   if (!f.prepass) record(f.ticket, f.fractions, times, f.overlapped);
@@ -802,14 +814,11 @@ void Pipeline::Impl::record(std::uint64_t ticket, const std::vector<double>& fra
   }
 }
 
-void Pipeline::Impl::read_stats(Device& device, const std::vector<StatsRows>& entries,
+void Pipeline::Impl::read_stats(const std::vector<StatsRows>& entries,
                                 std::map<std::size_t, StatsSums>& sums) {
   for (const StatsRows& e : entries) {
-    std::vector<cl_float2> partial(e.rows.rows());
-    device.queue().enqueueReadBuffer(e.buffer, CL_TRUE, 0, sizeof(cl_float2) * partial.size(),
-                                     partial.data());
     StatsSums& s = sums[e.pass];
-    for (const auto& v : partial) {
+    for (const auto& v : *e.host) {
       s.log_sum += v.s[0];
       s.maximum = std::max(s.maximum, static_cast<double>(v.s[1]));
     }
@@ -912,7 +921,7 @@ void Pipeline::Impl::run_chunks(const Frame& input, Frame& output, int chunk_row
         }
         for (auto& f : after) f();
         std::lock_guard lock(chunk_mutex);
-        read_stats(devices[d], stats_rows, sums);
+        read_stats(stats_rows, sums);
         times[d].rows += band.rows();
         times[d].upload += busy_ms(events.upload);
         times[d].compute += busy_ms(events.compute);
