@@ -1,0 +1,216 @@
+#include "plan.hpp"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "tandem/error.hpp"
+
+namespace tandem::detail {
+namespace {
+
+const char* element_type(PixelFormat f) {
+  return f == PixelFormat::rgba8 ? "uchar" : "float";
+}
+
+const char* const kLanes[4] = {"s0123", "s4567", "s89ab", "scdef"};
+
+// Code applying stages [first, end) of `pass` to `float4 c`, lane `lane` of the four pixels of
+// each second input v<i>, stage s with arguments <prefix><s - first>: between stages with 8-bit
+// results it quantises as storing and reloading the frame would.
+void chain_code(std::ostringstream& k, const Pass& pass, std::size_t first, const char* lane,
+                const std::string& prefix) {
+  for (std::size_t s = first; s < pass.filters.size(); ++s) {
+    const PointwiseStage* stage = pass.filters[s]->pointwise();
+    k << "    c = " << stage->function << "(c, ";
+    if (pass.stage_second[s] >= 0) k << "v" << pass.stage_second[s] << "." << lane << ", ";
+    k << prefix << s - first << ");\n";
+    if (pass.stage_formats[s] == PixelFormat::rgba8 && s + 1 < pass.filters.size()) {
+      k << "    c = tandem_quantize8(c);\n";
+    }
+  }
+}
+
+// tandem_epilogue() for a stencil's pass: its point-wise stages on four normalised pixels (see
+// TANDEM_STORE4_* in kernels/tandem.clh).
+std::string epilogue_code(const Pass& pass) {
+  std::ostringstream k;
+  const std::size_t stages = pass.filters.size() - 1;
+  k << "#define TANDEM_EPILOGUE_PARAMS ";
+  for (std::size_t s = 0; s < stages; ++s) k << ", float16 tandem_e" << s;
+  k << "\n#define TANDEM_EPILOGUE_ARGS ";
+  for (std::size_t s = 0; s < stages; ++s) k << ", tandem_e" << s;
+  k << "\ninline float16 tandem_epilogue(float16 v";
+  for (std::size_t s = 0; s < stages; ++s) k << ", float16 p" << s;
+  k << ") {\n  float16 r;\n";
+  for (const char* lane : kLanes) {
+    k << "  {\n    float4 c = v." << lane << ";\n";
+    chain_code(k, pass, 1, lane, "p");
+    k << "    r." << lane << " = c;\n  }\n";
+  }
+  k << "  return r;\n}\n";
+  return k.str();
+}
+
+std::string fused_kernel(const Pass& pass) {
+  std::ostringstream k;
+  k << "__kernel void tandem_fused(";
+  for (std::size_t i = 0; i < pass.inputs.size(); ++i) {
+    k << "const __global " << element_type(pass.input_formats[i]) << "* restrict in" << i
+      << ", int in" << i << "_first, int in" << i << "_pitch, ";
+  }
+  k << "__global " << element_type(pass.format) << "* restrict out, int out_first, int out_pitch,"
+    << " int y0";
+  for (std::size_t s = 0; s < pass.filters.size(); ++s) k << ", float16 p" << s;
+  k << ") {\n  const int x = (int)get_global_id(0) * 4;\n  const int y = y0 + "
+       "(int)get_global_id(1);\n";
+  for (std::size_t i = 0; i < pass.inputs.size(); ++i) {
+    k << "  const float16 v" << i << " = tandem_load4_" << to_string(pass.input_formats[i]) << "(in"
+      << i << " + (size_t)(y - in" << i << "_first) * in" << i << "_pitch, x);\n";
+  }
+  k << "  float16 r;\n";
+  for (const char* lane : kLanes) {
+    k << "  {\n    float4 c = v0." << lane << ";\n";
+    chain_code(k, pass, 0, lane, "p");
+    k << "    r." << lane << " = c;\n  }\n";
+  }
+  k << "  tandem_store4_" << to_string(pass.format)
+    << "(out + (size_t)(y - out_first) * out_pitch, x, r);\n}\n";
+  return k.str();
+}
+
+}  // namespace
+
+cl_float16 stage_args(const PointwiseStage& stage) {
+  cl_float16 p{};
+  if (stage.args.size() > 16) throw Error("a point-wise stage takes at most 16 arguments");
+  for (std::size_t i = 0; i < stage.args.size(); ++i) p.s[i] = stage.args[i];
+  return p;
+}
+
+Plan lower(const Graph& graph, PixelFormat input, bool fuse) {
+  Plan plan;
+  auto& [filters, passes, value_formats, output_value] = plan;
+  const auto& nodes = graph.nodes();
+  value_formats.assign(1, input);
+  std::vector<int> node_value(nodes.size(), -1);
+  std::vector<std::vector<int>> node_inputs(nodes.size());
+  auto value_of = [&](PadRef r) { return r.node < 0 ? 0 : node_value[r.node]; };
+  filters.resize(nodes.size());
+
+  const std::vector<int> order = graph.topological_order();
+  for (int n : order) {
+    std::vector<PixelFormat> formats;
+    for (const PadRef& r : nodes[n].inputs) {
+      node_inputs[n].push_back(value_of(r));
+      formats.push_back(value_formats[value_of(r)]);
+    }
+    filters[n] = nodes[n].spec->make(nodes[n].params);
+    const PointwiseStage* stage = filters[n]->pointwise();
+    if (stage && stage->function.empty()) {  // identity (split): an alias of its input
+      node_value[n] = node_inputs[n].at(0);
+      continue;
+    }
+    node_value[n] = static_cast<int>(value_formats.size());
+    value_formats.push_back(filters[n]->output_format(formats));
+  }
+  output_value = value_of(graph.output());
+
+  std::vector<int> consumers(value_formats.size(), 0);
+  for (int n : order) {
+    if (node_value[n] == (node_inputs[n].empty() ? -2 : node_inputs[n][0]) &&
+        filters[n]->pointwise() && filters[n]->pointwise()->function.empty()) {
+      continue;
+    }
+    for (int v : node_inputs[n]) ++consumers[v];
+  }
+  ++consumers[output_value];
+
+  std::vector<int> producer(value_formats.size(), -1);  // pass index producing each value
+  for (int n : order) {
+    Filter* f = filters[n].get();
+    const PointwiseStage* stage = f->pointwise();
+    if (stage && stage->function.empty()) continue;
+    const std::vector<int>& in = node_inputs[n];
+    const int out = node_value[n];
+    const bool stats = f->needs_frame_stats();
+
+    // Fuse into the pass producing the first input when nothing else reads that value: a
+    // point-wise chain, or a stencil that runs the stages after it in its last kernel.
+    if (stage && fuse && !stats && !in.empty() && producer[in[0]] >= 0) {
+      Pass& p = passes[producer[in[0]]];
+      const bool after_stencil = !p.pointwise && p.filters.front()->fuses_epilogue() &&
+                                 in.size() == 1 && value_formats[out] == p.format;
+      const bool extra_ready =
+          in.size() < 2 || producer[in[1]] < producer[in[0]];  // computed before the chain runs
+      const bool stats_chain = std::any_of(p.filters.begin(), p.filters.end(),
+                                           [](Filter* g) { return g->needs_frame_stats(); });
+      if ((p.pointwise || after_stencil) && consumers[in[0]] == 1 && in[0] != output_value &&
+          extra_ready && !stats_chain && in.size() <= 2 && p.filters.size() < kMaxFusedStages) {
+        int second = -1;
+        if (in.size() == 2) {
+          auto it = std::find(p.inputs.begin(), p.inputs.end(), in[1]);
+          second = static_cast<int>(it - p.inputs.begin());
+          if (it == p.inputs.end()) {
+            p.inputs.push_back(in[1]);
+            p.input_formats.push_back(value_formats[in[1]]);
+          }
+        }
+        p.nodes.push_back(n);
+        p.filters.push_back(f);
+        p.stage_second.push_back(second);
+        p.stage_formats.push_back(value_formats[out]);
+        p.output = out;
+        p.format = value_formats[out];
+        producer[out] = producer[in[0]];
+        continue;
+      }
+    }
+    Pass p;
+    p.nodes = {n};
+    p.filters = {f};
+    p.inputs = in;
+    for (int v : in) p.input_formats.push_back(value_formats[v]);
+    p.output = out;
+    p.format = value_formats[out];
+    p.halo = f->halo();
+    p.pointwise = stage != nullptr;
+    if (p.pointwise && (in.empty() || in.size() > 2)) {
+      throw Error("a point-wise filter takes one or two inputs");
+    }
+    p.stage_second = {p.pointwise && in.size() == 2 ? 1 : -1};
+    p.stage_formats = {p.format};
+    producer[out] = static_cast<int>(passes.size());
+    passes.push_back(std::move(p));
+  }
+
+  for (Pass& p : passes) {
+    if (!p.pointwise && !p.has_epilogue()) continue;
+    std::vector<std::string> sources;
+    std::set<std::string> defines;
+    for (std::size_t s = p.pointwise ? 0 : 1; s < p.filters.size(); ++s) {
+      const PointwiseStage* stage = p.filters[s]->pointwise();
+      if (std::find(sources.begin(), sources.end(), stage->source) == sources.end()) {
+        sources.push_back(stage->source);
+      }
+      defines.insert(stage->defines.begin(), stage->defines.end());
+    }
+    std::string options = p.pointwise ? "" : "-DTANDEM_EPILOGUE=1";
+    for (const auto& d : defines) options += (options.empty() ? "" : " ") + d;
+    if (p.pointwise) {
+      p.sources = std::move(sources);
+      p.options = std::move(options);
+      p.generated = fused_kernel(p);
+    } else {
+      p.epilogue.sources = std::move(sources);
+      p.epilogue.options = std::move(options);
+      p.epilogue.code = epilogue_code(p);
+      for (std::size_t s = 1; s < p.filters.size(); ++s) {
+        p.epilogue.args.push_back(stage_args(*p.filters[s]->pointwise()));
+      }
+    }
+  }
+  return plan;
+}
+
+}  // namespace tandem::detail
