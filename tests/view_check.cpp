@@ -1,12 +1,12 @@
 // Checks a tandem-view screenshot, knowing only the window layout that apps/tandem-view/view.hpp
-// documents (Layout) and the colour of the first device in the plots:
+// documents (Layout) and the colours of the devices in the plots:
 //   view_check SHOT [INPUT EXPECTED]
 // - the output panel is more saturated than the input panel (the test's graph saturates);
 // - with INPUT and EXPECTED (the tandem command line's output of the same graph): the input
 //   panel shows INPUT and the output panel EXPECTED, scaled as the layout says, and the output
 //   panel is much closer to EXPECTED than to INPUT;
-// - the split plot is filled with the first two devices' colours, and the busy-time plot has
-//   lines of those colours across most of its width.
+// - the split plot is filled with the devices' colours (any number of devices), and the
+//   busy-time plot has lines of those colours across most of its width.
 // Prints what it measured; exits non-zero when a check fails.
 #include <algorithm>
 #include <cstdio>
@@ -40,8 +40,8 @@ cv::Rect picture(const cv::Mat& shot, int panel, cv::Size size) {
   return cv::Rect(px, py, dw, dh);
 }
 
-// The plot colours of the first two devices (kDeviceColours in view.cpp), in BGR.
-const cv::Scalar kDevices[] = {{40, 140, 240}, {230, 150, 60}};
+// The plot colours of the devices (kDeviceColours in view.cpp, repeated past the fourth), in BGR.
+const cv::Scalar kDevices[] = {{40, 140, 240}, {230, 150, 60}, {110, 200, 90}, {200, 90, 200}};
 
 // Layout::plot: two plots side by side in the bottom 140 px of the right half, 8 px margins.
 cv::Rect plot(const cv::Mat& shot, int index) {
