@@ -1,5 +1,6 @@
 // bilateral: edge-preserving smoothing. Each output pixel is the weighted mean of the pixels
-// within radius = ceil(2 sigma_s) (a square window, reflect-101 borders), weighted by
+// within radius = ceil(2 sigma_s) (a round window, dx^2 + dy^2 <= radius^2, as OpenCV's
+// cv::bilateralFilter; reflect-101 borders), weighted by
 //   w = exp(-(dx^2 + dy^2) / (2 sigma_s^2)) * exp(-|c - c0|^2 / (2 sigma_r^2)),
 // |c - c0| the Euclidean distance of the RGB values normalised to 0..1 on 8-bit frames (as
 // stored on float frames). Alpha passes through unchanged: the weights come from colour, and a
@@ -14,6 +15,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include "tandem/device.hpp"
 #include "tandem/error.hpp"
 #include "tandem/filter.hpp"
 #include "tandem/pointwise.hpp"
@@ -33,11 +35,16 @@ class Bilateral final : public Filter {
       : radius_(static_cast<int>(std::ceil(2 * params["sigma_s"]))) {
     const double sigma_s = params["sigma_s"];
     const double sigma_r = params["sigma_r"];
+    // exp(-x) = 2^(-x log2 e): the kernel multiplies once and calls exp2.
+    const double log2e = 1.4426950408889634;
     for (int k = 0; k <= radius_; ++k) {
       spatial_.push_back(static_cast<float>(std::exp(-k * k / (2 * sigma_s * sigma_s))));
+      int reach = 0;  // in integers: no root that lands a hair below a whole number
+      while ((reach + 1) * (reach + 1) + k * k <= radius_ * radius_) ++reach;
+      reach_.push_back(reach);
     }
-    range_scale_rgba8_ = static_cast<float>(1 / (2 * (255 * sigma_r) * (255 * sigma_r)));
-    range_scale_rgba32f_ = static_cast<float>(1 / (2 * sigma_r * sigma_r));
+    range_scale_rgba8_ = static_cast<float>(log2e / (2 * (255 * sigma_r) * (255 * sigma_r)));
+    range_scale_rgba32f_ = static_cast<float>(log2e / (2 * sigma_r * sigma_r));
   }
 
   int halo() const override { return radius_; }
@@ -49,12 +56,19 @@ class Bilateral final : public Filter {
     const bool u8 = in.format == PixelFormat::rgba8;
     std::string options =
         "-DRADIUS=" + std::to_string(radius_) + " -DPIXEL_RGBA8=" + (u8 ? "1" : "0") +
-        " -DRANGE_SCALE=" + float_literal(u8 ? range_scale_rgba8_ : range_scale_rgba32f_) +
-        " -DSPATIAL=";
+        " -DRANGE_SCALE2=" + float_literal(u8 ? range_scale_rgba8_ : range_scale_rgba32f_);
     for (int k = 0; k <= radius_; ++k) {
-      if (k) options += ',';
-      options += float_literal(spatial_[k]);
+      options += (k ? "," : " -DSPATIAL=") + float_literal(spatial_[k]);
     }
+    for (int k = 0; k <= radius_; ++k) {
+      options += (k ? "," : " -DREACH=") + std::to_string(reach_[k]);
+    }
+
+    // Pixels a work-item (kernels/bilateral.cl): 4 on GPUs (scalar lanes: more would only
+    // cost registers), the float vector width on CPUs (a channel of all of them in one SIMD
+    // register).
+    const int pixels = pixels_per_item(ctx);
+    options += " -DPIXELS=" + std::to_string(pixels);
 
     static const std::vector<std::string> kSources{"bilateral.cl"};
     cl::Program program = ctx.program(kSources, options);
@@ -65,11 +79,18 @@ class Bilateral final : public Filter {
     kernel.setArg(7, ctx.frame_height());
     kernel.setArg(8, ctx.y0());
     ctx.set_epilogue_args(kernel, 9);
-    ctx.enqueue(kernel, static_cast<std::size_t>(ctx.frame_width() + 3) / 4,
+    const auto width = static_cast<std::size_t>(ctx.frame_width());
+    ctx.enqueue(kernel, (width + pixels - 1) / pixels,
                 static_cast<std::size_t>(ctx.y1() - ctx.y0()), "bilateral");
   }
 
-  // The kernel's arithmetic in its order, in float, with std::exp where it calls exp.
+  static int pixels_per_item(BandContext& ctx) {
+    if (ctx.schedule() == Schedule::tiles) return 4;
+    const unsigned lanes = ctx.device().info().preferred_vector_width_float;
+    return lanes >= 16 ? 16 : lanes >= 8 ? 8 : 4;
+  }
+
+  // The kernel's arithmetic in its order, in float, with std::exp2 where it calls exp2.
   void reference(std::span<const Frame* const> inputs, Frame& output) const override {
     const Frame& in = *inputs[0];
     const bool u8 = in.format() == PixelFormat::rgba8;
@@ -91,20 +112,25 @@ class Bilateral final : public Filter {
           float sums[3] = {0, 0, 0};
           for (int dy = -r; dy <= r; ++dy) {
             const int ry = reflect101(y + dy, height);
-            for (int dx = -r; dx <= r; ++dx) {
+            const int reach = reach_[std::abs(dy)];
+            for (int dx = -reach; dx <= reach; ++dx) {
               float v[4];
               pixel(reflect101(x + dx, width), ry, v);
+              float d[3];
               float dd[3];
-              for (int c = 0; c < 3; ++c) dd[c] = (v[c] - centre[c]) * (v[c] - centre[c]);
+              for (int c = 0; c < 3; ++c) {
+                d[c] = v[c] - centre[c];
+                dd[c] = d[c] * d[c];
+              }
               const float distance2 = dd[0] + dd[1] + dd[2];
               const float w = spatial_[std::abs(dy)] * spatial_[std::abs(dx)] *
-                              std::exp(-distance2 * range_scale);
+                              std::exp2(-distance2 * range_scale);
               weights += w;
-              for (int c = 0; c < 3; ++c) sums[c] += w * v[c];
+              for (int c = 0; c < 3; ++c) sums[c] += w * d[c];
             }
           }
           for (int c = 0; c < 4; ++c) {
-            const float out = c < 3 ? sums[c] / weights : centre[3];
+            const float out = c < 3 ? centre[c] + sums[c] / weights : centre[3];
             if (u8) {
               output.row(y)[4 * x + c] =
                   static_cast<std::uint8_t>(std::nearbyint(std::clamp(out, 0.0f, 255.0f)));
@@ -120,6 +146,7 @@ class Bilateral final : public Filter {
  private:
   int radius_;
   std::vector<float> spatial_;  // exp(-k^2 / (2 sigma_s^2)) for k = 0 .. radius
+  std::vector<int> reach_;      // the round window's half-width on row k = 0 .. radius
   float range_scale_rgba8_;
   float range_scale_rgba32f_;
 };
@@ -129,7 +156,8 @@ FilterSpec describe_bilateral() {
       .name = "bilateral",
       .help =
           "Edge-preserving smoothing: a Gaussian blur whose weights also fall with the "
-          "colour difference to the centre pixel (radius ceil(2 sigma_s)); alpha unchanged.",
+          "colour difference to the centre pixel (a round window of radius ceil(2 sigma_s), as "
+          "OpenCV's); alpha unchanged.",
       .params = {{.name = "sigma_s",
                   .type = ParamType::real,
                   .default_value = 3,

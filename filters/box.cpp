@@ -1,6 +1,7 @@
 // box: mean over a (2 radius + 1)^2 window with reflect-101 borders, as OpenCV's
 // cv::blur(src, dst, Size(2r + 1, 2r + 1), Point(-1, -1), BORDER_REFLECT_101). Running sums
-// (vertical, then horizontal) make the work per pixel independent of the radius.
+// (vertical, then horizontal; on GPUs short column walks and a prefix sum along rows) make the
+// work per pixel independent of the radius; on GPUs small radii sum directly in a tile.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -43,6 +44,10 @@ Walks walk_lengths(const Device& device, int radius) {
   return {radius <= 96 ? 32 : window, multiple_of_4(std::max(256, window))};
 }
 
+/// The largest radius of the GPU's column-and-prefix-sum schedule: 255 (2 radius + 1) must fit
+/// the 16-bit column sums.
+constexpr int kMaxScanRadius = 128;
+
 class Box final : public Filter {
  public:
   explicit Box(const Params& params) : radius_(params.integer("radius")) {}
@@ -53,10 +58,15 @@ class Box final : public Filter {
   void enqueue(BandContext& ctx, std::span<const DeviceImage> inputs,
                const DeviceImage& output) const override {
     const DeviceImage& in = inputs[0];
-    if (ctx.schedule() == Schedule::tiles && in.format == PixelFormat::rgba8 &&
-        radius_ <= separable::kMaxRadius) {
-      enqueue_tiled(ctx, in, output);
-      return;
+    if (ctx.schedule() == Schedule::tiles && in.format == PixelFormat::rgba8) {
+      if (radius_ <= separable::kMaxRadius) {
+        enqueue_tiled(ctx, in, output);
+        return;
+      }
+      if (radius_ <= kMaxScanRadius) {
+        enqueue_scan(ctx, in, output);
+        return;
+      }
     }
     const int width = ctx.frame_width();
     const int rows = ctx.y1() - ctx.y0();
@@ -109,6 +119,51 @@ class Box final : public Filter {
     kernel.setArg(9, ctx.y1());
     ctx.set_epilogue_args(kernel, 10);
     ctx.enqueue(kernel, separable::grid(ctx), separable::group(), "box (tiled)");
+  }
+
+  // Past the tile's reach on GPUs: box_columns (walks of kScanRows rows, one pixel a
+  // work-item, 16-bit sums) then box_row_scan (prefix sums of kScanGroup * 4 pixels' column sums
+  // in local memory). The walks restart every kScanRows rows, 2 radius + 1 loads each, for
+  // tens of thousands of work-items where whole-column walks gave the GPU a few thousand.
+  void enqueue_scan(BandContext& ctx, const DeviceImage& in, const DeviceImage& output) const {
+    constexpr int kScanRows = 32;
+    constexpr int kScanGroup = 128;
+    const int width = ctx.frame_width();
+    const int rows = ctx.y1() - ctx.y0();
+    // 8 bytes a pixel in a 16-byte-a-pixel scratch image (there is no 8-byte format): the
+    // kernels address it in ushorts, eight to a float4.
+    const DeviceImage sums = ctx.scratch(this, 0, PixelFormat::rgba32f, ctx.y0(), rows);
+    const int sums_pitch = sums.pitch_elements() * 2;
+
+    static const std::vector<std::string> kSources{"box.cl"};
+    cl::Program program =
+        ctx.program(kSources, "-DRADIUS=" + std::to_string(radius_) +
+                                  " -DPIXEL_RGBA8=1 -DSCAN_ROWS=" + std::to_string(kScanRows) +
+                                  " -DSCAN_GROUP=" + std::to_string(kScanGroup));
+    cl::Kernel columns = ctx.kernel(program, "box_columns");
+    set_image_args(columns, 0, in);
+    columns.setArg(3, sums.buffer);
+    columns.setArg(4, sums.first_row);
+    columns.setArg(5, sums_pitch);
+    columns.setArg(6, width);
+    columns.setArg(7, ctx.frame_height());
+    columns.setArg(8, ctx.y0());
+    columns.setArg(9, ctx.y1());
+    ctx.enqueue(columns, static_cast<std::size_t>(width),
+                static_cast<std::size_t>(rows + kScanRows - 1) / kScanRows, "box column sums");
+
+    cl::Kernel scan = ctx.kernel(program, "box_row_scan");
+    scan.setArg(0, sums.buffer);
+    scan.setArg(1, sums.first_row);
+    scan.setArg(2, sums_pitch);
+    set_image_args(scan, 3, output);
+    scan.setArg(6, width);
+    scan.setArg(7, ctx.y0());
+    ctx.set_epilogue_args(scan, 8);
+    const std::size_t segments = (static_cast<std::size_t>(width) + 4 * kScanGroup - 1) /
+                                 (4 * kScanGroup);
+    ctx.enqueue(scan, cl::NDRange(segments * kScanGroup, static_cast<std::size_t>(rows)),
+                cl::NDRange(kScanGroup, 1), "box row prefix sums");
   }
 
   // Running sums in double: exact for 8-bit values, and far below the kernels' float error for

@@ -278,7 +278,15 @@ TEST(Stencils, TiledScheduleMatchesReferenceOnEveryDevice) {
                            {"gaussian=sigma=2.5", 0},  // radius 8 on rgba8: the tile's reach
                            {"box=radius=1", 0},
                            {"box=radius=8", 0},
-                           {"box=radius=9", 0, false}},
+                           // Past the tile's reach: column walks and prefix sums along rows,
+                           // up to radius 128 (16-bit column sums), running sums beyond.
+                           {"box=radius=9", 0, false},
+                           {"box=radius=64", 0},
+                           {"box=radius=128", 0, false},
+                           {"box=radius=129", 0, false},
+                           // One pixel a work-item.
+                           {"bilateral=sigma_s=1.5:sigma_r=0.1", 1},
+                           {"bilateral=sigma_s=3:sigma_r=0.1", 1, false}},
                           Schedule::tiles);
 }
 
@@ -288,6 +296,8 @@ TEST(Stencils, TiledBandsEqualTheWholeFrame) {
   const std::vector<std::vector<std::string>> chains = {
       {"box=radius=3", "gaussian=sigma=2"},
       {"gaussian=sigma=2.5", "box=radius=1"},
+      {"gaussian=sigma=2", "box=radius=64"},
+      {"box=radius=3", "bilateral=sigma_s=3:sigma_r=0.1", "gaussian=sigma=2"},
   };
   check_bands(device_ids().front(),
               {{{3, 7}, chains, {"chunks:2"}}, {{333, 271}, chains, {"chunks:50"}}},

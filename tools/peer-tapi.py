@@ -28,9 +28,9 @@ The ops and what they are to tandem (filters/*.cpp); what is not the same is sai
   bilateral     bilateralFilter d 13, sigmaColor 25.5, sigmaSpace 3, BORDER_REFLECT_101, on all
                 4 channels (the T-API kernel takes 4; OpenCV's CPU path only 1 or 3, so the CPU
                 column runs RGB): tandem's bilateral defaults (sigma_s 3, sigma_r 0.1 of 255,
-                radius ceil(2 sigma_s) = 6). Not the same: OpenCV's window is a disc (113 taps
-                of the 13x13 square tandem sums), its colour distance the L1 sum over 4 channels
-                through a table, tandem's the Euclidean RGB distance through exp(); OpenCV pads
+                radius ceil(2 sigma_s) = 6). Both sum the same disc of 113 taps. Not the same:
+                OpenCV's colour distance is the L1 sum over 4 channels through a table, tandem's
+                the Euclidean RGB distance through exp2 (one a tap and pixel); OpenCV pads
                 the frame first (copyMakeBorder: one more pass, not timed apart).
   point-wise    convertScaleAbs alpha 1.3 beta -38.4: one read and one write per pixel, as
                 saturation=1.3, but |a x + b| per channel, not relative to the luma: the
