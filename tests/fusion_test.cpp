@@ -56,6 +56,12 @@ const std::vector<Chain>& chains() {
        PixelFormat::rgba8},
       {"[in]split[a][b];[a]saturation=2[s];[s][b]blend=mode=multiply:opacity=0.35[out]",
        PixelFormat::rgba32f},
+      // blend fused into the chain producing its layer, the source as its base.
+      {"[in]split[a][b];[a]saturation=1.5[s];[b][s]blend=mode=screen:opacity=0.5[out]",
+       PixelFormat::rgba8},
+      {"[in]split[a][b];[a]saturation=0.4,saturation=1.5[s];[b][s]blend=mode=multiply:opacity=0.8"
+       "[out]",
+       PixelFormat::rgba32f},
       // A split after a fused chain: both branches read its result.
       {"[in]saturation=2,split[a][b];[a]saturation=0.5[c];[c][b]blend=mode=add:opacity=0.4,"
        "saturation=1.1[out]",
@@ -133,6 +139,17 @@ TEST(FusionTest, StencilsTakeThePointwiseChainAfterThem) {
   EXPECT_EQ(
       passes("[in]box=radius=1,split[a][b];[a]saturation=2[c];[c][b]blend=mode=add[out]", true),
       (Passes{"stencil: box", "point-wise: saturation blend"}));
+  // A blend joins the chain that makes either of its inputs; the other is read as it is.
+  EXPECT_EQ(passes("[in]split[a][b];[a]saturation=1.5[s];[b][s]blend=mode=screen[out]", true),
+            (Passes{"point-wise: saturation blend"}));
+  EXPECT_EQ(
+      passes("[in]box=radius=1,split[a][b];[a]saturation=2[c];[b][c]blend=mode=add[out]", true),
+      (Passes{"stencil: box", "point-wise: saturation blend"}));
+  // The layer read twice: the blend cannot run in the kernel that makes it.
+  EXPECT_EQ(passes("[in]split[a][b];[a]saturation=1.5,split[c][d];[b][c]blend=mode=screen[e];"
+                   "[e][d]blend=mode=add[out]",
+                   true),
+            (Passes{"point-wise: saturation", "point-wise: blend blend"}));
 }
 
 // Regression: a fused kernel of hundreds of stages took PoCL minutes to compile (400 stages,

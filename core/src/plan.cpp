@@ -22,8 +22,14 @@ void chain_code(std::ostringstream& k, const Pass& pass, std::size_t first, cons
                 const std::string& prefix) {
   for (std::size_t s = first; s < pass.filters.size(); ++s) {
     const PointwiseStage* stage = pass.filters[s]->pointwise();
-    k << "    c = " << stage->function << "(c, ";
-    if (pass.stage_second[s] >= 0) k << "v" << pass.stage_second[s] << "." << lane << ", ";
+    k << "    c = " << stage->function << "(";
+    if (pass.stage_second[s] < 0) {
+      k << "c, ";
+    } else if (pass.stage_swapped[s]) {
+      k << "v" << pass.stage_second[s] << "." << lane << ", c, ";
+    } else {
+      k << "c, v" << pass.stage_second[s] << "." << lane << ", ";
+    }
     k << prefix << s - first << ");\n";
     if (pass.stage_formats[s] == PixelFormat::rgba8 && s + 1 < pass.filters.size()) {
       k << "    c = tandem_quantize8(c);\n";
@@ -136,35 +142,47 @@ Plan lower(const Graph& graph, PixelFormat input, bool fuse) {
     const bool stats = f->needs_frame_stats();
 
     // Fuse into the pass producing the first input when nothing else reads that value: a
-    // point-wise chain, or a stencil that runs the stages after it in its last kernel.
-    if (stage && fuse && !stats && !in.empty() && producer[in[0]] >= 0) {
-      Pass& p = passes[producer[in[0]]];
+    // point-wise chain, or a stencil that runs the stages after it in its last kernel. A
+    // two-input stage may join the chain producing its second input instead, the first then
+    // read as the pass's input (`swapped`).
+    auto fusable_into = [&](int chained, int other) {
+      if (!stage || !fuse || stats || producer[in[chained]] < 0 || in.size() > 2) return false;
+      const Pass& p = passes[producer[in[chained]]];
       const bool after_stencil = !p.pointwise && p.filters.front()->fuses_epilogue() &&
                                  in.size() == 1 && value_formats[out] == p.format;
-      const bool extra_ready =
-          in.size() < 2 || producer[in[1]] < producer[in[0]];  // computed before the chain runs
+      // The other input must be computed before the chain runs.
+      const bool other_ready = other < 0 || producer[in[other]] < producer[in[chained]];
       const bool stats_chain = std::any_of(p.filters.begin(), p.filters.end(),
                                            [](Filter* g) { return g->needs_frame_stats(); });
-      if ((p.pointwise || after_stencil) && consumers[in[0]] == 1 && in[0] != output_value &&
-          extra_ready && !stats_chain && in.size() <= 2 && p.filters.size() < kMaxFusedStages) {
-        int second = -1;
-        if (in.size() == 2) {
-          auto it = std::find(p.inputs.begin(), p.inputs.end(), in[1]);
-          second = static_cast<int>(it - p.inputs.begin());
-          if (it == p.inputs.end()) {
-            p.inputs.push_back(in[1]);
-            p.input_formats.push_back(value_formats[in[1]]);
-          }
+      return (p.pointwise || after_stencil) && consumers[in[chained]] == 1 &&
+             in[chained] != output_value && other_ready && !stats_chain &&
+             p.filters.size() < kMaxFusedStages;
+    };
+    const int other_of_first = in.size() == 2 ? 1 : -1;
+    const bool into_first = !in.empty() && fusable_into(0, other_of_first);
+    const bool into_second = !into_first && in.size() == 2 && fusable_into(1, 0);
+    if (into_first || into_second) {
+      const int chained = into_first ? 0 : 1;
+      const int other = into_first ? other_of_first : 0;
+      Pass& p = passes[producer[in[chained]]];
+      int second = -1;
+      if (other >= 0) {
+        auto it = std::find(p.inputs.begin(), p.inputs.end(), in[other]);
+        second = static_cast<int>(it - p.inputs.begin());
+        if (it == p.inputs.end()) {
+          p.inputs.push_back(in[other]);
+          p.input_formats.push_back(value_formats[in[other]]);
         }
-        p.nodes.push_back(n);
-        p.filters.push_back(f);
-        p.stage_second.push_back(second);
-        p.stage_formats.push_back(value_formats[out]);
-        p.output = out;
-        p.format = value_formats[out];
-        producer[out] = producer[in[0]];
-        continue;
       }
+      p.nodes.push_back(n);
+      p.filters.push_back(f);
+      p.stage_second.push_back(second);
+      p.stage_swapped.push_back(into_second);
+      p.stage_formats.push_back(value_formats[out]);
+      p.output = out;
+      p.format = value_formats[out];
+      producer[out] = producer[in[chained]];
+      continue;
     }
     Pass p;
     p.nodes = {n};
@@ -179,6 +197,7 @@ Plan lower(const Graph& graph, PixelFormat input, bool fuse) {
       throw Error("a point-wise filter takes one or two inputs");
     }
     p.stage_second = {p.pointwise && in.size() == 2 ? 1 : -1};
+    p.stage_swapped = {false};
     p.stage_formats = {p.format};
     producer[out] = static_cast<int>(passes.size());
     passes.push_back(std::move(p));

@@ -24,6 +24,9 @@ struct Pass {
   std::vector<Filter*> filters;
   std::vector<int> inputs;        // value ids; a fused chain's first input comes first
   std::vector<int> stage_second;  // per stage: index into inputs of its second input, or -1
+  // per stage: the chain's value is the stage's second operand, inputs[stage_second] its first
+  // ([in]split[a][b];[a]saturation[s];[b][s]blend: the blend runs in the saturation's kernel)
+  std::vector<bool> stage_swapped;
   std::vector<PixelFormat> stage_formats;  // per stage: its output format
   std::vector<PixelFormat> input_formats;
   int output = -1;
