@@ -16,7 +16,7 @@
 //                 range reduction more.
 //   PIXEL_RGBA8   1: uchar pixels (values 0..255 throughout); 0: float pixels
 //   PIXELS        neighbouring pixels a work-item: 4, 8 or 16. The host picks 4 on GPUs and
-//                 the CPU's float vector width elsewhere.
+//                 16 elsewhere.
 // A work-item keeps its pixels channel by channel (R of all PIXELS pixels in one vector, G in
 // another, B in a third): a tap is a few whole-vector operations on a CPU's SIMD lanes, and
 // alpha, which no weight reads, is never computed. On rgba8 a byte b becomes the float 2^23 + b
