@@ -161,26 +161,39 @@ cl::CommandQueue& BandContext::queue() { return device_.queue(); }
 
 cl::Program BandContext::program(std::span<const std::string> sources,
                                  const std::string& options, const std::string& generated) {
-  std::string text(detail::find_kernel_source("tandem.clh").source);
-  std::string what;
-  auto add = [&](const std::string& name) {
-    text += "\n";
-    text += detail::find_kernel_source(name).source;
-    what += (what.empty() ? "" : "+") + name;
-  };
-  std::string all_options = device_options(device_.info()) + " " + options;
+  // Every frame asks again for the programs of its passes. The workspace keeps them under what
+  // tells them apart (source names, options, the generated code, the build options added to
+  // every build), a few hundred bytes to a few kilobytes: the whole text and its hash for the
+  // disk cache's key, tens of kilobytes, are made once, not once a pass and frame.
+  std::string key;
+  for (const auto& name : sources) key += name + '\n';
+  key += '\0' + options + '\0' + generated + '\0' + programs_.extra_options();
   if (epilogue_) {
-    for (const auto& name : epilogue_->sources) {
-      if (std::find(sources.begin(), sources.end(), name) == sources.end()) add(name);
-    }
-    text += "\n";
-    text += epilogue_->code;
-    all_options += " " + epilogue_->options;
+    for (const auto& name : epilogue_->sources) key += '\0' + name;
+    key += '\0' + epilogue_->code + '\0' + epilogue_->options;
   }
-  for (const auto& name : sources) add(name);
-  text += "\n";
-  text += generated;
-  return programs_.get(device_, text, all_options, what);
+  return workspace_.program(key, [&] {
+    std::string text(detail::find_kernel_source("tandem.clh").source);
+    std::string what;
+    auto add = [&](const std::string& name) {
+      text += "\n";
+      text += detail::find_kernel_source(name).source;
+      what += (what.empty() ? "" : "+") + name;
+    };
+    std::string all_options = device_options(device_.info()) + " " + options;
+    if (epilogue_) {
+      for (const auto& name : epilogue_->sources) {
+        if (std::find(sources.begin(), sources.end(), name) == sources.end()) add(name);
+      }
+      text += "\n";
+      text += epilogue_->code;
+      all_options += " " + epilogue_->options;
+    }
+    for (const auto& name : sources) add(name);
+    text += "\n";
+    text += generated;
+    return programs_.get(device_, text, all_options, what);
+  });
 }
 
 cl::Kernel BandContext::kernel(const cl::Program& program, const std::string& name) {
@@ -246,6 +259,13 @@ cl::Buffer detail::Workspace::buffer(const cl::Context& context, const void* own
     s.bytes = bytes;
   }
   return s.buffer;
+}
+
+cl::Program detail::Workspace::program(const std::string& key,
+                                      const std::function<cl::Program()>& build) {
+  auto it = programs_.find(key);
+  if (it == programs_.end()) it = programs_.emplace(key, build()).first;
+  return it->second;
 }
 
 cl::Kernel detail::Workspace::kernel(const cl::Program& program, const std::string& name) {

@@ -148,6 +148,11 @@ void ProgramCache::set_extra_options(std::string options) {
   extra_options_ = std::move(options);
 }
 
+std::string ProgramCache::extra_options() const {
+  std::lock_guard lock(mutex_);
+  return extra_options_;
+}
+
 cl::Program ProgramCache::get(Device& device, const std::string& source,
                               const std::string& base_options, const std::string& what) {
   std::unique_lock lock(mutex_);

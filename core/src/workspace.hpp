@@ -1,8 +1,10 @@
 #pragma once
-// Per-device state kept between frames: scratch images and kernel objects.
+// Per-device state kept between frames: scratch images, programs and kernel objects.
+#include <functional>
 #include <map>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 
 #include "tandem/filter.hpp"
 
@@ -13,6 +15,8 @@ class Workspace {
   /// A buffer of at least `bytes`, kept under (owner, slot) and grown when too small.
   cl::Buffer buffer(const cl::Context& context, const void* owner, int slot, std::size_t bytes);
   cl::Kernel kernel(const cl::Program& program, const std::string& name);
+  /// The program kept under `key`, made by `build` the first time it is asked for.
+  cl::Program program(const std::string& key, const std::function<cl::Program()>& build);
 
  private:
   struct Scratch {
@@ -21,6 +25,7 @@ class Workspace {
   };
   std::map<std::pair<const void*, int>, Scratch> scratch_;
   std::map<std::pair<cl_program, std::string>, cl::Kernel> kernels_;
+  std::unordered_map<std::string, cl::Program> programs_;
 };
 
 }  // namespace tandem::detail

@@ -43,6 +43,7 @@ class ProgramCache {
   Stats stats() const;
   /// Options appended to every build (experiments such as "-cl-fast-relaxed-math").
   void set_extra_options(std::string options);
+  std::string extra_options() const;
   const std::filesystem::path& directory() const { return directory_; }
 
  private:
