@@ -96,7 +96,12 @@ cl_float16 stage_args(const PointwiseStage& stage) {
 
 Plan lower(const Graph& graph, PixelFormat input, bool fuse) {
   Plan plan;
-  auto& [filters, passes, value_formats, output_value] = plan;
+  // Named references, not a structured binding: lambdas below capture them, which C++20
+  // allows only for variables (clang 14 rejects captured bindings).
+  auto& filters = plan.filters;
+  auto& passes = plan.passes;
+  auto& value_formats = plan.value_formats;
+  int& output_value = plan.output_value;
   const auto& nodes = graph.nodes();
   value_formats.assign(1, input);
   std::vector<int> node_value(nodes.size(), -1);
