@@ -1,6 +1,7 @@
 // tonemap: maps linear light (a float radiance map, or 8-bit sRGB linearised first) to an 8-bit
 // sRGB picture. Point-wise; reinhard and drago adapt to the frame's statistics (log-average and
-// maximum luminance), which the executor gathers before the curve runs.
+// maximum luminance), which the executor gathers in the curve's own kernel
+// (tandem_tonemap_stats) and hands to the next run: a still's pre-pass, a video's next frame.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -25,13 +26,10 @@ const char* const kOpNames[] = {"reinhard", "aces", "hable", "drago", "linear"};
 constexpr float kHableWhite = 11.2f;
 constexpr float kHableBias = 2.0f;
 constexpr double kDragoBias = 0.85;
-// Work-items per row in the statistics kernel: enough to fill a device, few enough that each
-// has a stretch of pixels to loop over.
-constexpr int kStatsChunks = 32;
 
 using Args = std::array<float, 16>;
 
-// ---- Host mirrors of tonemap.cl and tandem.clh: the same float operations in the same order,
+// ---- Host mirrors of tonemap.cl (its GPU variant): the same float operations in the same order,
 // mad() taken as a fused multiply-add.
 
 float srgb_to_linear(float c) {
@@ -116,7 +114,8 @@ class Tonemap final : public Filter {
         stage_{"tonemap.cl",
                std::string("tandem_tonemap_") + kOpNames[static_cast<int>(op_)],
                {},
-               {}} {
+               {},
+               needs_frame_stats() ? "tandem_tonemap_stats" : ""} {
     update_stage();
   }
 
@@ -130,40 +129,6 @@ class Tonemap final : public Filter {
   }
 
   bool needs_frame_stats() const override { return op_ == Op::reinhard || op_ == Op::drago; }
-
-  void enqueue_stats(BandContext& ctx, const DeviceImage& input,
-                     const cl::Buffer& rows_out) const override {
-    static const std::vector<std::string> sources = {"tonemap.cl"};
-    const int rows = ctx.y1() - ctx.y0();
-    if (rows <= 0) return;
-    cl::Program program = ctx.program(sources, "");
-    // Partial sums, kStatsChunks per row, in a scratch image used as a flat float2 array.
-    const std::size_t pitch =
-        padded_pitch(ctx.frame_width(), PixelFormat::rgba32f, kMinRowAlignment);
-    const std::size_t bytes = sizeof(cl_float2) * kStatsChunks * static_cast<std::size_t>(rows);
-    const DeviceImage partial = ctx.scratch(this, 0, PixelFormat::rgba32f, ctx.y0(),
-                                            static_cast<int>((bytes + pitch - 1) / pitch));
-    const Args p = args(input.format, stats_);
-    cl_float16 packed;
-    std::copy(p.begin(), p.end(), packed.s);
-
-    cl::Kernel reduce =
-        ctx.kernel(program, input.format == PixelFormat::rgba8 ? "tandem_tonemap_stats_rgba8"
-                                                               : "tandem_tonemap_stats_rgba32f");
-    set_image_args(reduce, 0, input);
-    reduce.setArg(3, ctx.frame_width());
-    reduce.setArg(4, ctx.y0());
-    reduce.setArg(5, packed);
-    reduce.setArg(6, kStatsChunks);
-    reduce.setArg(7, partial.buffer);
-    ctx.enqueue(reduce, kStatsChunks, static_cast<std::size_t>(rows), "tonemap frame statistics");
-
-    cl::Kernel combine = ctx.kernel(program, "tandem_tonemap_stats_rows");
-    combine.setArg(0, partial.buffer);
-    combine.setArg(1, kStatsChunks);
-    combine.setArg(2, rows_out);
-    ctx.enqueue(combine, 1, static_cast<std::size_t>(rows), "tonemap frame statistics (rows)");
-  }
 
   void set_frame_stats(const FrameStats& stats) override {
     stats_ = stats;

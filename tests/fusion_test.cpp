@@ -51,6 +51,11 @@ const std::vector<Chain>& chains() {
       {"tonemap=op=hable:exposure=1,saturation=0.8,saturation=1.5", PixelFormat::rgba32f},
       {"saturation=1.5,tonemap=op=reinhard:white=4,saturation=1.2", PixelFormat::rgba32f, true},
       {"tonemap=op=drago,saturation=1.1", PixelFormat::rgba8, true},
+      // Statistics gathered by a stage inside the chain, of its quantised 8-bit input.
+      {"saturation=1.4,tonemap=op=drago:exposure=1", PixelFormat::rgba8, true},
+      // A stencil after the statistics: bands compute their neighbours' rows too, which must
+      // not count twice.
+      {"tonemap=op=reinhard,gaussian=sigma=1.5", PixelFormat::rgba32f, true},
       // blend fused into the chain producing its base, the source as its second input.
       {"[in]split[a][b];[a]saturation=2[s];[s][b]blend=mode=screen:opacity=0.7[out]",
        PixelFormat::rgba8},
@@ -132,10 +137,14 @@ TEST(FusionTest, StencilsTakeThePointwiseChainAfterThem) {
             (Passes{"stencil: gaussian", "point-wise: saturation"}));
   EXPECT_EQ(passes("box=radius=2,saturation=1.3,bilateral,saturation=0.5", true),
             (Passes{"stencil: box saturation", "stencil: bilateral saturation"}));
-  // Frame statistics are reduced from a pass's stored input, and nothing joins a pass that
-  // needs them: tonemap=op=reinhard and what follows it stay passes of their own.
+  // Frame statistics are reduced in fused point-wise kernels, one stage's a kernel: a stage
+  // that needs them joins a point-wise chain but not a stencil's, nor a chain that has one.
   EXPECT_EQ(passes("box=radius=2,tonemap=op=reinhard,saturation=1.1", true),
-            (Passes{"stencil: box", "point-wise: tonemap", "point-wise: saturation"}));
+            (Passes{"stencil: box", "point-wise: tonemap saturation"}));
+  EXPECT_EQ(passes("saturation=1.3,tonemap,saturation=0.9", true),
+            (Passes{"point-wise: saturation tonemap saturation"}));
+  EXPECT_EQ(passes("tonemap,saturation=1.2,tonemap=op=drago", true),
+            (Passes{"point-wise: tonemap saturation", "point-wise: tonemap"}));
   EXPECT_EQ(
       passes("[in]box=radius=1,split[a][b];[a]saturation=2[c];[c][b]blend=mode=add[out]", true),
       (Passes{"stencil: box", "point-wise: saturation blend"}));

@@ -1128,17 +1128,6 @@ int run_filters(const Options& o, const Machine& machine, BinaryDump* dump) {
       continue;
     }
     Graph graph = Graph::parse(text);
-    // The executor computes frame statistics on a pass's own input, so a filter that needs them
-    // starts a new pass: say so rather than report a fusion that did not happen.
-    for (std::size_t n = 1; n < graph.nodes().size(); ++n) {
-      const auto& node = graph.nodes()[n];
-      if (node.spec->make(node.params)->needs_frame_stats()) {
-        std::printf(
-            "  note: %s needs frame statistics, which keeps it out of a fused chain: "
-            "both runs take one pass per filter\n",
-            node.spec->name.c_str());
-      }
-    }
     const std::vector<Frame>& ring = ring_for(format);
     for (std::size_t k = 0; k < devices.alone.size(); ++k) {
       const tandem::DeviceInfo& info = devices.all[devices.selected[k]];

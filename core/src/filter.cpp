@@ -72,10 +72,6 @@ void Filter::enqueue(BandContext&, std::span<const DeviceImage>, const DeviceIma
   throw Error("this filter has no device implementation of its own (it is point-wise)");
 }
 
-void Filter::enqueue_stats(BandContext&, const DeviceImage&, const cl::Buffer&) const {
-  throw Error("this filter computes no frame statistics");
-}
-
 FrameStats Filter::reference_stats(const Frame&) const {
   throw Error("this filter computes no frame statistics");
 }

@@ -67,8 +67,9 @@ DeviceFailure failure(std::size_t device, const cl::Error& e, const std::string&
   return {device, Error(e.err(), e.what(), doing)};
 }
 
-// Per-row statistics partials one band left in a device buffer for pass `pass`, and the host
-// copy a non-blocking read fills (complete once the band's download events are).
+// Statistics partials (per row, per work-group) one band left in a device buffer for pass
+// `pass`, and the host copy a non-blocking read fills (complete once the band's download events
+// are).
 struct StatsRows {
   std::size_t pass;
   cl::Buffer buffer;
@@ -366,26 +367,6 @@ void Pipeline::Impl::enqueue_band(std::size_t d, int slot, const Frame& input, F
     BandContext ctx(device, ws, ProgramCache::global(), width, height, r.lo, r.hi, events.compute,
                     options.schedule, p.has_epilogue() ? &p.epilogue : nullptr);
 
-    if (collect_stats && p.filters.front()->needs_frame_stats()) {
-      const Range rows{band.lo, band.hi};
-      const cl::Buffer partial =
-          ws.buffer(device.context(), this, kStatsSlotBase - static_cast<int>(pi),
-                    sizeof(cl_float2) * std::max(rows.rows(), 1));
-      BandContext stats_ctx(device, ws, ProgramCache::global(), width, height, rows.lo, rows.hi,
-                            events.compute);
-      p.filters.front()->enqueue_stats(stats_ctx, images[p.inputs[0]], partial);
-      // Read back behind the reduction on the same queue, without blocking: the frame's wait
-      // covers it, and a later frame's kernels never stand between the host and these rows.
-      auto host = std::make_shared<std::vector<cl_float2>>(rows.rows());
-      if (!host->empty()) {
-        cl::Event e;
-        queue.enqueueReadBuffer(partial, CL_FALSE, 0, sizeof(cl_float2) * host->size(),
-                                host->data(), nullptr, &e);
-        events.download.push_back(e);
-      }
-      stats_rows.push_back({pi, partial, rows, std::move(host)});
-    }
-
     if (!p.pointwise) {
       std::vector<DeviceImage> in;
       for (int v : p.inputs) in.push_back(images[v]);
@@ -399,7 +380,32 @@ void Pipeline::Impl::enqueue_band(std::size_t d, int slot, const Frame& input, F
     arg = set_image_args(kernel, arg, out);
     kernel.setArg(arg++, r.lo);
     for (Filter* f : p.filters) kernel.setArg(arg++, stage_args(*f->pointwise()));
-    ctx.enqueue(kernel, static_cast<std::size_t>((width + 3) / 4), r.rows(), "fused point-wise kernel");
+    const std::size_t items = static_cast<std::size_t>((width + 3) / 4);
+    if (p.stats_stage < 0) {
+      ctx.enqueue(kernel, items, r.rows(), "fused point-wise kernel");
+      continue;
+    }
+    // The kernel leaves a statistics partial per work-group of each row it computes.
+    const std::size_t group = detail::stats_group(items);
+    const std::size_t groups = items / group;
+    const cl::Buffer partial =
+        ws.buffer(device.context(), this, kStatsSlotBase - static_cast<int>(pi),
+                  sizeof(cl_float2) * groups * r.rows());
+    kernel.setArg(arg++, width);
+    kernel.setArg(arg++, partial);
+    ctx.enqueue(kernel, cl::NDRange(items, r.rows()), cl::NDRange(group, 1),
+                "fused point-wise kernel with frame statistics");
+    if (!collect_stats) continue;
+    // Only the band's own rows count (the pass may compute rows of its neighbours, for a
+    // stencil after it). Read back behind the kernel on its queue, without blocking: the
+    // frame's wait covers it, and a later frame's kernels never stand between the host and
+    // these partials.
+    auto host = std::make_shared<std::vector<cl_float2>>(groups * band.rows());
+    cl::Event e;
+    queue.enqueueReadBuffer(partial, CL_FALSE, sizeof(cl_float2) * groups * (band.lo - r.lo),
+                            sizeof(cl_float2) * host->size(), host->data(), nullptr, &e);
+    events.download.push_back(e);
+    stats_rows.push_back({pi, partial, band, std::move(host)});
   }
 
   // The result is the source itself, or rows of a wider intermediate: copy the band's rows.
@@ -439,7 +445,7 @@ void Pipeline::Impl::enqueue_band(std::size_t d, int slot, const Frame& input, F
 }
 
 void Pipeline::Impl::set_filter_stats() {
-  for (const auto& [pi, value] : stats) passes[pi].filters.front()->set_frame_stats(value);
+  for (const auto& [pi, value] : stats) passes[pi].stats_filter()->set_frame_stats(value);
 }
 
 void Pipeline::Impl::enqueue_frame(InFlight& f) {
@@ -846,7 +852,7 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
   // Filters that need frame statistics get them before their first frame from a pre-pass (one
   // per level of such filters), and afterwards from the frames before, smoothed.
   std::size_t stats_passes = 0;
-  for (const Pass& p : m.passes) stats_passes += p.filters.front()->needs_frame_stats();
+  for (const Pass& p : m.passes) stats_passes += p.stats_stage >= 0;
   const bool prepass = stats_passes > 0 && m.stats.empty();
   if (prepass || m.chunk_rows > 0) {
     // Run now, with nothing else on the devices.

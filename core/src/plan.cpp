@@ -15,13 +15,20 @@ const char* element_type(PixelFormat f) {
 
 const char* const kLanes[4] = {"s0123", "s4567", "s89ab", "scdef"};
 
-// Code applying stages [first, end) of `pass` to `float4 c`, lane `lane` of the four pixels of
+// Code applying stages [first, end) of `pass` to `float4 c`, pixel `lane` (0-3) of the four of
 // each second input v<i>, stage s with arguments <prefix><s - first>: between stages with 8-bit
-// results it quantises as storing and reloading the frame would.
-void chain_code(std::ostringstream& k, const Pass& pass, std::size_t first, const char* lane,
+// results it quantises as storing and reloading the frame would. The stage gathering frame
+// statistics in the kernel adds its input pixel's to `stats` first, pixels past the width not.
+void chain_code(std::ostringstream& k, const Pass& pass, std::size_t first, int lane_index,
                 const std::string& prefix) {
+  const char* lane = kLanes[lane_index];
   for (std::size_t s = first; s < pass.filters.size(); ++s) {
     const PointwiseStage* stage = pass.filters[s]->pointwise();
+    if (static_cast<int>(s) == pass.stats_stage) {
+      k << "    if (x + " << lane_index << " < width) {\n      const float2 t = "
+        << stage->stats_function << "(c, " << prefix << s - first
+        << ");\n      stats = (float2)(stats.x + t.x, fmax(stats.y, t.y));\n    }\n";
+    }
     k << "    c = " << stage->function << "(";
     if (pass.stage_second[s] < 0) {
       k << "c, ";
@@ -49,17 +56,21 @@ std::string epilogue_code(const Pass& pass) {
   k << "\ninline float16 tandem_epilogue(float16 v";
   for (std::size_t s = 0; s < stages; ++s) k << ", float16 p" << s;
   k << ") {\n  float16 r;\n";
-  for (const char* lane : kLanes) {
-    k << "  {\n    float4 c = v." << lane << ";\n";
+  for (int lane = 0; lane < 4; ++lane) {
+    k << "  {\n    float4 c = v." << kLanes[lane] << ";\n";
     chain_code(k, pass, 1, lane, "p");
-    k << "    r." << lane << " = c;\n  }\n";
+    k << "    r." << kLanes[lane] << " = c;\n  }\n";
   }
   k << "  return r;\n}\n";
   return k.str();
 }
 
+// The fused point-wise kernel: four pixels a work-item. One that gathers frame statistics runs
+// in work-groups along a row (stats_group()) and writes a partial per group
+// (tandem_stats_group).
 std::string fused_kernel(const Pass& pass) {
   std::ostringstream k;
+  const bool stats = pass.stats_stage >= 0;
   k << "__kernel void tandem_fused(";
   for (std::size_t i = 0; i < pass.inputs.size(); ++i) {
     k << "const __global " << element_type(pass.input_formats[i]) << "* restrict in" << i
@@ -68,24 +79,38 @@ std::string fused_kernel(const Pass& pass) {
   k << "__global " << element_type(pass.format) << "* restrict out, int out_first, int out_pitch,"
     << " int y0";
   for (std::size_t s = 0; s < pass.filters.size(); ++s) k << ", float16 p" << s;
+  if (stats) k << ", int width, __global float2* restrict stats_out";
   k << ") {\n  const int x = (int)get_global_id(0) * 4;\n  const int y = y0 + "
        "(int)get_global_id(1);\n";
+  if (stats) {
+    k << "  __local float2 stats_scratch[" << kMaxStatsGroup << "];\n"
+      << "  float2 stats = (float2)(0.0f, 0.0f);\n";
+  }
   for (std::size_t i = 0; i < pass.inputs.size(); ++i) {
     k << "  const float16 v" << i << " = tandem_load4_" << to_string(pass.input_formats[i]) << "(in"
       << i << " + (size_t)(y - in" << i << "_first) * in" << i << "_pitch, x);\n";
   }
   k << "  float16 r;\n";
-  for (const char* lane : kLanes) {
-    k << "  {\n    float4 c = v0." << lane << ";\n";
+  for (int lane = 0; lane < 4; ++lane) {
+    k << "  {\n    float4 c = v0." << kLanes[lane] << ";\n";
     chain_code(k, pass, 0, lane, "p");
-    k << "    r." << lane << " = c;\n  }\n";
+    k << "    r." << kLanes[lane] << " = c;\n  }\n";
   }
   k << "  tandem_store4_" << to_string(pass.format)
-    << "(out + (size_t)(y - out_first) * out_pitch, x, r);\n}\n";
+    << "(out + (size_t)(y - out_first) * out_pitch, x, r);\n";
+  if (stats) k << "  tandem_stats_group(stats, stats_scratch, stats_out);\n";
+  k << "}\n";
   return k.str();
 }
 
 }  // namespace
+
+std::size_t stats_group(std::size_t x_items) {
+  for (std::size_t d = std::min(x_items, kMaxStatsGroup); d > 1; --d) {
+    if (x_items % d == 0) return d;
+  }
+  return 1;
+}
 
 cl_float16 stage_args(const PointwiseStage& stage) {
   cl_float16 p{};
@@ -145,22 +170,27 @@ Plan lower(const Graph& graph, PixelFormat input, bool fuse) {
     const std::vector<int>& in = node_inputs[n];
     const int out = node_value[n];
     const bool stats = f->needs_frame_stats();
+    // Statistics are gathered in the stage's own kernel (see fused_kernel).
+    if (stats && (!stage || stage->stats_function.empty() || in.size() != 1)) {
+      throw Error("a filter that needs frame statistics must be point-wise with one input and "
+                  "name a stats_function");
+    }
 
     // Fuse into the pass producing the first input when nothing else reads that value: a
     // point-wise chain, or a stencil that runs the stages after it in its last kernel. A
     // two-input stage may join the chain producing its second input instead, the first then
     // read as the pass's input (`swapped`).
     auto fusable_into = [&](int chained, int other) {
-      if (!stage || !fuse || stats || producer[in[chained]] < 0 || in.size() > 2) return false;
+      if (!stage || !fuse || producer[in[chained]] < 0 || in.size() > 2) return false;
       const Pass& p = passes[producer[in[chained]]];
       const bool after_stencil = !p.pointwise && p.filters.front()->fuses_epilogue() &&
-                                 in.size() == 1 && value_formats[out] == p.format;
+                                 in.size() == 1 && value_formats[out] == p.format && !stats;
       // The other input must be computed before the chain runs.
       const bool other_ready = other < 0 || producer[in[other]] < producer[in[chained]];
-      const bool stats_chain = std::any_of(p.filters.begin(), p.filters.end(),
-                                           [](Filter* g) { return g->needs_frame_stats(); });
+      // One stage a pass gathers statistics.
+      const bool stats_blocked = stats && p.stats_stage >= 0;
       return (p.pointwise || after_stencil) && consumers[in[chained]] == 1 &&
-             in[chained] != output_value && other_ready && !stats_chain &&
+             in[chained] != output_value && other_ready && !stats_blocked &&
              p.filters.size() < kMaxFusedStages;
     };
     const int other_of_first = in.size() == 2 ? 1 : -1;
@@ -179,6 +209,7 @@ Plan lower(const Graph& graph, PixelFormat input, bool fuse) {
           p.input_formats.push_back(value_formats[in[other]]);
         }
       }
+      if (stats) p.stats_stage = static_cast<int>(p.filters.size());
       p.nodes.push_back(n);
       p.filters.push_back(f);
       p.stage_second.push_back(second);
@@ -198,6 +229,7 @@ Plan lower(const Graph& graph, PixelFormat input, bool fuse) {
     p.format = value_formats[out];
     p.halo = f->halo();
     p.pointwise = stage != nullptr;
+    p.stats_stage = stats ? 0 : -1;
     if (p.pointwise && (in.empty() || in.size() > 2)) {
       throw Error("a point-wise filter takes one or two inputs");
     }

@@ -18,6 +18,14 @@ namespace tandem::detail {
 // nothing more from fusion than its memory traffic once per 16 stages.
 constexpr std::size_t kMaxFusedStages = 16;
 
+// Work-items of a work-group of a fused kernel that reduces frame statistics, at most.
+constexpr std::size_t kMaxStatsGroup = 64;
+
+/// The work-group size of such a kernel over rows of `x_items` work-items: the largest divisor
+/// of `x_items` up to kMaxStatsGroup, so that every work-item has pixels (no idle lanes to
+/// branch around) and the reduction's order follows from the frame's width alone.
+std::size_t stats_group(std::size_t x_items);
+
 // One pass over a band: a stencil filter, or a fused chain of point-wise filters.
 struct Pass {
   std::vector<int> nodes;
@@ -33,6 +41,8 @@ struct Pass {
   PixelFormat format = PixelFormat::rgba8;
   int halo = 0;
   bool pointwise = false;
+  // The stage whose input's frame statistics the pass's fused kernel gathers (-1: none).
+  int stats_stage = -1;
   std::string generated;  // the fused kernel's source
   std::vector<std::string> sources;
   std::string options;
@@ -40,6 +50,7 @@ struct Pass {
   Epilogue epilogue;
 
   bool has_epilogue() const { return !pointwise && filters.size() > 1; }
+  Filter* stats_filter() const { return stats_stage < 0 ? nullptr : filters[stats_stage]; }
 };
 
 // A graph lowered for one input format.

@@ -137,6 +137,11 @@ struct PointwiseStage {
   std::string function;  ///< "tandem_saturation"
   std::vector<float> args;  ///< at most 16
   std::vector<std::string> defines;  ///< extra -D options this stage needs
+  /// For a filter that needs frame statistics (one input):
+  ///   float2 STATS_FUNCTION(float4 px, float16 p)
+  /// giving (ln(1e-4 + L), L) of one input pixel. The executor reduces them inside the stage's
+  /// own kernel, which reads the frame anyway, also where the stage runs in a fused chain.
+  std::string stats_function;
 };
 
 /// Statistics of a whole frame, for filters that adapt to the picture (tonemap).
@@ -152,18 +157,16 @@ class Filter {
 
   /// Output pixel format given the input formats; throws Error for unsupported inputs.
   virtual PixelFormat output_format(std::span<const PixelFormat> inputs) const;
-  /// True when the filter needs statistics of the whole frame (tonemap's log-average). The
-  /// executor then reduces each band's input rows with enqueue_stats(), combines the bands and
-  /// calls set_frame_stats(): a still image gets its own statistics (a pre-pass), a video the
-  /// previous frames' statistics smoothed over time, so the picture does not flicker.
+  /// True when the filter needs statistics of the whole frame (tonemap's log-average); such a
+  /// filter is point-wise with one input and its stage names a stats_function. The executor
+  /// reduces each band's rows in the stage's kernel, combines the bands and calls
+  /// set_frame_stats(): a still image gets its own statistics (a pre-pass), a video the
+  /// previous frames' statistics smoothed over time, so the picture does not flicker and no
+  /// frame waits for its own reduction.
   virtual bool needs_frame_stats() const { return false; }
-  /// Enqueues the reduction of input rows [ctx.y0(), ctx.y1()) into `rows_out`: one float2 per
-  /// row, (sum over the row of ln(1e-4 + L), max of L).
-  virtual void enqueue_stats(BandContext& ctx, const DeviceImage& input,
-                             const cl::Buffer& rows_out) const;
   /// The statistics the next frame uses.
   virtual void set_frame_stats(const FrameStats& stats) { (void)stats; }
-  /// What enqueue_stats() and the combination compute, over a whole host frame.
+  /// What the stage's stats_function and the combination compute, over a whole host frame.
   virtual FrameStats reference_stats(const Frame& input) const;
   /// Rows of context needed above and below each output row.
   virtual int halo() const { return 0; }
