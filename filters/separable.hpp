@@ -9,7 +9,7 @@
 
 namespace tandem::separable {
 
-constexpr std::size_t kGroupX = 16;    // SEP_GX
+constexpr std::size_t kGroupX = 8;     // SEP_GX
 constexpr std::size_t kGroupY = 16;    // SEP_GY
 constexpr std::size_t kTileRows = 32;  // SEP_ROWS = SEP_GY * SEP_VR
 /// The largest radius the tile serves: its 16-byte loads reach two groups of four pixels.

@@ -156,8 +156,8 @@ __kernel void box_horizontal(const __global sum_t* restrict src, int src_first, 
 __kernel __attribute__((reqd_work_group_size(SEP_GX, SEP_GY, 1))) void box_tiled(
     const __global uchar* restrict src, int src_first, int src_pitch, __global uchar* restrict dst,
     int dst_first, int dst_pitch, int width, int height, int y0, int y1 TANDEM_EPILOGUE_PARAMS) {
-  __local ushort16 tile[SEP_TILE_ENTRIES];
-  uint16 sums[SEP_VR];
+  __local float4 tile[SEP_TILE_FLOAT4S];
+  float16 sums[SEP_VR];
   separable_sums(src, src_first, src_pitch, width, height, y0, y1, tile, sums);
   const int x = 4 * (int)get_global_id(0);
   const int ya = separable_first_row(y0);
@@ -166,7 +166,7 @@ __kernel __attribute__((reqd_work_group_size(SEP_GX, SEP_GY, 1))) void box_tiled
   for (int o = 0; o < SEP_VR; ++o) {
     if (ya + o < y1) {
       TANDEM_STORE4_RGBA8(dst + (size_t)(ya + o - dst_first) * dst_pitch, x,
-                          convert_uchar16((sums[o] + (uint16)(AREA / 2)) / (uint16)(AREA)));
+                          convert_uchar16((convert_uint16(sums[o]) + (uint16)(AREA / 2)) / (uint16)(AREA)));
     }
   }
 }

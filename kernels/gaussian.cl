@@ -19,7 +19,7 @@
 //
 // Two schedules (filters/gaussian.cpp picks one per device):
 //  - tiles (GPUs, rgba8, RADIUS <= 8): gaussian_tiled, both passes in one launch through a
-//    local-memory tile of integer sums (separable.clh); exact, and equal to the rows schedule.
+//    local-memory tile (separable.clh); exact integer sums, equal to the rows schedule.
 //  - rows: gaussian_vertical then gaussian_horizontal through a float scratch image.
 // The last kernel stores through TANDEM_STORE4_*: a point-wise chain after the blur runs in it.
 
@@ -153,8 +153,8 @@ __kernel void gaussian_horizontal(const __global float* restrict src, int src_fi
 __kernel __attribute__((reqd_work_group_size(SEP_GX, SEP_GY, 1))) void gaussian_tiled(
     const __global uchar* restrict src, int src_first, int src_pitch, __global uchar* restrict dst,
     int dst_first, int dst_pitch, int width, int height, int y0, int y1 TANDEM_EPILOGUE_PARAMS) {
-  __local ushort16 tile[SEP_TILE_ENTRIES];
-  uint16 sums[SEP_VR];
+  __local float4 tile[SEP_TILE_FLOAT4S];
+  float16 sums[SEP_VR];
   separable_sums(src, src_first, src_pitch, width, height, y0, y1, tile, sums);
   const int x = 4 * (int)get_global_id(0);
   const int ya = separable_first_row(y0);
@@ -163,7 +163,7 @@ __kernel __attribute__((reqd_work_group_size(SEP_GX, SEP_GY, 1))) void gaussian_
   for (int o = 0; o < SEP_VR; ++o) {
     if (ya + o < y1) {
       TANDEM_STORE4_RGBA8(dst + (size_t)(ya + o - dst_first) * dst_pitch, x,
-                          convert_uchar16((sums[o] + 32768u) >> 16));
+                          convert_uchar16((convert_uint16(sums[o]) + 32768u) >> 16));
     }
   }
 }
