@@ -67,21 +67,35 @@ class Bilateral final : public Filter {
     // against 0.34 on the H100), 16 elsewhere: a channel of all of them fills an AVX-512
     // register or two AVX2 ones (PoCL, 1080p: 24.5 ms against 40.4 with 8 and 55.2 with 4 on 16
     // AVX-512 cores; 300 against 348 ms with 8 on this project's 2-core AVX2 VM).
-    const int pixels = ctx.schedule() == Schedule::tiles ? 4 : 16;
+    const bool tiles = ctx.schedule() == Schedule::tiles;
+    const int pixels = tiles ? 4 : 16;
     options += " -DPIXELS=" + std::to_string(pixels);
+    // Within kMaxTileRadius GPUs run bilateral_tiled: the window out of a local-memory tile.
+    const bool tiled = tiles && radius_ <= kMaxTileRadius;
+    if (tiled) options += " -DBILATERAL_TILE=1";
 
     static const std::vector<std::string> kSources{"bilateral.cl"};
     cl::Program program = ctx.program(kSources, options);
-    cl::Kernel kernel = ctx.kernel(program, "bilateral");
+    cl::Kernel kernel = ctx.kernel(program, tiled ? "bilateral_tiled" : "bilateral");
     set_image_args(kernel, 0, in);
     set_image_args(kernel, 3, output);
     kernel.setArg(6, ctx.frame_width());
     kernel.setArg(7, ctx.frame_height());
     kernel.setArg(8, ctx.y0());
-    ctx.set_epilogue_args(kernel, 9);
     const auto width = static_cast<std::size_t>(ctx.frame_width());
-    ctx.enqueue(kernel, (width + pixels - 1) / pixels,
-                static_cast<std::size_t>(ctx.y1() - ctx.y0()), "bilateral");
+    const auto rows = static_cast<std::size_t>(ctx.y1() - ctx.y0());
+    if (tiled) {
+      kernel.setArg(9, ctx.y1());
+      ctx.set_epilogue_args(kernel, 10);
+      const std::size_t groups = (width + 3) / 4;
+      ctx.enqueue(kernel,
+                  cl::NDRange((groups + kTileX - 1) / kTileX * kTileX,
+                              (rows + kTileY - 1) / kTileY * kTileY),
+                  cl::NDRange(kTileX, kTileY), "bilateral (tiled)");
+      return;
+    }
+    ctx.set_epilogue_args(kernel, 9);
+    ctx.enqueue(kernel, (width + pixels - 1) / pixels, rows, "bilateral");
   }
 
   // The kernel's arithmetic in its order, in float, with std::exp2 where it calls exp2.
@@ -138,6 +152,12 @@ class Bilateral final : public Filter {
   }
 
  private:
+  // bilateral_tiled's work-group (BT_GX x BT_GY) and reach: its tile of three float planes
+  // takes 3 * (64 + 2 * 8) * (8 + 2 * 8) * 4 = 23,040 bytes at radius 8.
+  static constexpr std::size_t kTileX = 16;
+  static constexpr std::size_t kTileY = 8;
+  static constexpr int kMaxTileRadius = 8;
+
   int radius_;
   std::vector<float> spatial_;  // exp(-k^2 / (2 sigma_s^2)) for k = 0 .. radius
   std::vector<int> reach_;      // the round window's half-width on row k = 0 .. radius

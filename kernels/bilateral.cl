@@ -186,3 +186,138 @@ __kernel void bilateral(const __global pixel_t* restrict src, int src_first, int
   }
 #endif
 }
+
+#ifdef BILATERAL_TILE
+// The GPU schedule (RADIUS <= 8): a work-group of BT_GX x BT_GY work-items, four pixels a
+// work-item across and one row down, first converts its pixels and their halo to float into a
+// local-memory tile, one plane per channel, then runs the arithmetic above out of it: per row
+// of the window a work-item reads the float4s of each plane that its four pixels' taps reach
+// (neighbouring work-items neighbouring 16 bytes) and picks every tap out of them. No byte is
+// split or address reflected per tap, and a pixel's load serves all the taps that reach it.
+#define BT_GX 16
+#define BT_GY 8
+#define BT_PAD (4 * ((RADIUS + 3) / 4))  // halo columns on each side, whole float4s
+#define BT_SPAN (4 + 2 * BT_PAD)         // the columns a work-item's taps reach
+#define BT_W (4 * BT_GX + 2 * BT_PAD)    // a tile row, floats
+#define BT_H (BT_GY + 2 * RADIUS)
+#define BT_PLANE (BT_W * BT_H)
+
+#if RADIUS > 8
+#error bilateral_tiled reaches 8 pixels at most
+#endif
+
+// Column j of a window row, j a constant: component j % 4 of the float4 q<j / 4>.
+inline float bt_at(float4 q0, float4 q1, float4 q2, float4 q3, float4 q4, int j) {
+  const float4 q = j < 4 ? q0 : j < 8 ? q1 : j < 12 ? q2 : j < 16 ? q3 : q4;
+  switch (j & 3) {
+    case 0: return q.x;
+    case 1: return q.y;
+    case 2: return q.z;
+    default: return q.w;
+  }
+}
+#define BT_AT(q, j) bt_at(q##0, q##1, q##2, q##3, q##4, (j))
+// The tile's float4 m of a row, plane p (zero past the columns a work-item reaches).
+#define BT_LOAD(p, m) ((m) < BT_SPAN / 4 ? row_at[(p) * (BT_PLANE / 4) + (m)] : (float4)(0.0f))
+
+// The taps of window row dy for this work-item's four pixels; row_at: its first float4 of the
+// tile's row, plane 0. Taps and columns are spelled out with constant indices (no loop the
+// compiler would have to unroll for the row's values to stay in registers); dy is a constant
+// where the kernel calls this.
+inline void bilateral_tile_row(__local const float4* row_at, const int dy, const channels centre,
+                               floatn* weights, channels* sums) {
+  const float spatial_y = kSpatial[abs(dy)];
+  const float4 r0 = BT_LOAD(0, 0), r1 = BT_LOAD(0, 1), r2 = BT_LOAD(0, 2), r3 = BT_LOAD(0, 3),
+               r4 = BT_LOAD(0, 4);
+  const float4 g0 = BT_LOAD(1, 0), g1 = BT_LOAD(1, 1), g2 = BT_LOAD(1, 2), g3 = BT_LOAD(1, 3),
+               g4 = BT_LOAD(1, 4);
+  const float4 b0 = BT_LOAD(2, 0), b1 = BT_LOAD(2, 1), b2 = BT_LOAD(2, 2), b3 = BT_LOAD(2, 3),
+               b4 = BT_LOAD(2, 4);
+#define BT_TAP(dx)                                                                               \
+  if ((dx) * (dx) + dy * dy <= RADIUS * RADIUS) {                                                \
+    const channels v = {                                                                         \
+        (float4)(BT_AT(r, BT_PAD + (dx)), BT_AT(r, BT_PAD + (dx) + 1), BT_AT(r, BT_PAD + (dx) + 2), \
+                 BT_AT(r, BT_PAD + (dx) + 3)),                                                   \
+        (float4)(BT_AT(g, BT_PAD + (dx)), BT_AT(g, BT_PAD + (dx) + 1), BT_AT(g, BT_PAD + (dx) + 2), \
+                 BT_AT(g, BT_PAD + (dx) + 3)),                                                   \
+        (float4)(BT_AT(b, BT_PAD + (dx)), BT_AT(b, BT_PAD + (dx) + 1), BT_AT(b, BT_PAD + (dx) + 2), \
+                 BT_AT(b, BT_PAD + (dx) + 3))};                                                  \
+    accumulate(v, spatial_y * kSpatial[min((int)abs(dx), RADIUS)], centre, weights, sums);            \
+  }
+  BT_TAP(-8) BT_TAP(-7) BT_TAP(-6) BT_TAP(-5) BT_TAP(-4) BT_TAP(-3) BT_TAP(-2) BT_TAP(-1)
+  BT_TAP(0) BT_TAP(1) BT_TAP(2) BT_TAP(3) BT_TAP(4) BT_TAP(5) BT_TAP(6) BT_TAP(7) BT_TAP(8)
+#undef BT_TAP
+}
+
+__kernel __attribute__((reqd_work_group_size(BT_GX, BT_GY, 1))) void bilateral_tiled(
+    const __global pixel_t* restrict src, int src_first, int src_pitch,
+    __global pixel_t* restrict dst, int dst_first, int dst_pitch, int width, int height, int y0,
+    int y1 TANDEM_EPILOGUE_PARAMS) {
+  __local float4 tile[3 * BT_PLANE / 4];
+  __local float* planes = (__local float*)tile;
+  const int lx = (int)get_local_id(0);
+  const int ly = (int)get_local_id(1);
+  const int left = (int)get_group_id(0) * 4 * BT_GX - BT_PAD;
+  const int top = y0 + (int)get_group_id(1) * BT_GY - RADIUS;
+  // Columns past what valid outputs reach are clamped to the last they reach, rows past what
+  // the band's outputs need to the last the band holds; then reflected as in the kernel above.
+  const int last = y1 - 1 + RADIUS;
+  const bool near_x = width > RADIUS;
+  const bool near_y = height > RADIUS;
+  for (int e = ly * BT_GX + lx; e < BT_PLANE; e += BT_GX * BT_GY) {
+    const int i = e / BT_W;
+    const int column = clamp(left + e % BT_W, -RADIUS, width - 1 + RADIUS);
+    const int y = tandem_reflect(min(top + i, last), height, near_y);
+    const int x = tandem_reflect(column, width, near_x);
+    const __global pixel_t* restrict row = src + (size_t)(y - src_first) * src_pitch;
+#if PIXEL_RGBA8
+    const float4 p = convert_float4(as_uchar4(((const __global uint*)row)[x]));
+#else
+    const float4 p = ((const __global float4*)row)[x];
+#endif
+    planes[e] = p.x;
+    planes[BT_PLANE + e] = p.y;
+    planes[2 * BT_PLANE + e] = p.z;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+
+  const int x = 4 * (int)get_global_id(0);
+  const int y = y0 + (int)get_group_id(1) * BT_GY + ly;
+  if (x >= width || y >= y1) return;
+  __local const float4* centre_at = tile + ((ly + RADIUS) * BT_W + BT_PAD) / 4 + lx;
+  const channels centre = {centre_at[0], centre_at[BT_PLANE / 4], centre_at[2 * BT_PLANE / 4]};
+  floatn weights = (floatn)(0.0f);
+  channels sums = {(floatn)(0.0f), (floatn)(0.0f), (floatn)(0.0f)};
+  // Row by row of the window, dy spelled out: with dy a constant, every reach, weight and array
+  // index below is one, so the taps' loops unroll and the arrays live in registers.
+#define BT_ROW(dy)                                                                       \
+  if ((dy) >= -RADIUS && (dy) <= RADIUS) {                                               \
+    bilateral_tile_row(tile + (ly + RADIUS + (dy)) * BT_W / 4 + lx, (dy), centre, &weights, \
+                       &sums);                                                           \
+  }
+  BT_ROW(-8) BT_ROW(-7) BT_ROW(-6) BT_ROW(-5) BT_ROW(-4) BT_ROW(-3) BT_ROW(-2) BT_ROW(-1)
+  BT_ROW(0) BT_ROW(1) BT_ROW(2) BT_ROW(3) BT_ROW(4) BT_ROW(5) BT_ROW(6) BT_ROW(7) BT_ROW(8)
+#undef BT_ROW
+
+  const __global pixel_t* restrict centre_row = src + (size_t)(y - src_first) * src_pitch;
+  const floatn out_r = centre.r + sums.r / weights;
+  const floatn out_g = centre.g + sums.g / weights;
+  const floatn out_b = centre.b + sums.b / weights;
+  __global pixel_t* restrict out_row = dst + (size_t)(y - dst_first) * dst_pitch;
+#if PIXEL_RGBA8
+  // Alpha from the centre pixels themselves; lanes past the width land in the row's padding.
+  const uint4 alpha = *(const __global uint4*)((const __global uint*)centre_row + x) & 0xFF000000u;
+#define BYTE(v) min(convert_uint4_sat_rte(v), (uint4)(255u))
+  const uint4 out = BYTE(out_r) | (BYTE(out_g) << 8) | (BYTE(out_b) << 16) | alpha;
+#undef BYTE
+  TANDEM_STORE4_RGBA8(out_row, x, as_uchar16(out));
+#else
+  float16 v;
+  v.s0123 = (float4)(out_r.x, out_g.x, out_b.x, centre_row[4 * x + 3]);
+  v.s4567 = (float4)(out_r.y, out_g.y, out_b.y, centre_row[4 * min(x + 1, width - 1) + 3]);
+  v.s89ab = (float4)(out_r.z, out_g.z, out_b.z, centre_row[4 * min(x + 2, width - 1) + 3]);
+  v.scdef = (float4)(out_r.w, out_g.w, out_b.w, centre_row[4 * min(x + 3, width - 1) + 3]);
+  TANDEM_STORE4_RGBA32F(out_row, x, v);
+#endif
+}
+#endif

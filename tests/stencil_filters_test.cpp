@@ -271,7 +271,7 @@ TEST(Stencils, BandsAcrossDevicesEqualTheWholeFrame) {
 
 // The tiled schedule (GPUs' own) forced on every device: gaussian and box within its reach on
 // 8-bit frames, exact as the rows schedule, also on frames smaller than one tile; float frames
-// and larger radii fall back to rows.
+// and larger radii fall back to rows. bilateral runs bilateral_tiled on both formats.
 TEST(Stencils, TiledScheduleMatchesReferenceOnEveryDevice) {
   check_against_reference({{"gaussian=sigma=0.5", 0},
                            {"gaussian=sigma=2", 0},
@@ -284,9 +284,11 @@ TEST(Stencils, TiledScheduleMatchesReferenceOnEveryDevice) {
                            {"box=radius=64", 0},
                            {"box=radius=128", 0, false},
                            {"box=radius=129", 0, false},
-                           // One pixel a work-item.
+                           // bilateral_tiled up to radius 8, four pixels a work-item past it.
                            {"bilateral=sigma_s=1.5:sigma_r=0.1", 1},
-                           {"bilateral=sigma_s=3:sigma_r=0.1", 1, false}},
+                           {"bilateral=sigma_s=3:sigma_r=0.1", 1, false},
+                           {"bilateral=sigma_s=4:sigma_r=0.1", 1, false},  // radius 8
+                           {"bilateral=sigma_s=4.5:sigma_r=0.1", 1, false}},
                           Schedule::tiles);
 }
 

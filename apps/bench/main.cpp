@@ -934,6 +934,12 @@ bool selected(const std::string& label, const std::string& only) {
 }
 
 // "1.234 ms (IQR 1.200..1.300)"
+// A case that failed, with the compiler's log where a program did not build.
+void print_failure(const std::string& label, const tandem::Error& e) {
+  std::printf("  %-52s failed: %s\n", label.c_str(), e.what());
+  if (!e.build_log().empty()) std::printf("build log:\n%s\n", e.build_log().c_str());
+}
+
 std::string ms_with_iqr(const Summary& s) {
   char buf[96];
   std::snprintf(buf, sizeof buf, "%8.3f ms (IQR %.3f..%.3f)", s.median, s.q1, s.q3);
@@ -1015,7 +1021,7 @@ int run_filters(const Options& o, const Machine& machine, BinaryDump* dump) {
         copies.push_back(std::move(row));
       }
     } catch (const tandem::Error& e) {
-      std::printf("  %-52s failed: %s\n", label.c_str(), e.what());
+      print_failure(label, e);
     } catch (const cl::Error& e) {
       std::printf("  %-52s failed: %s returned %s\n", label.c_str(), e.what(),
                   tandem::cl_status_name(e.err()).c_str());
@@ -1105,7 +1111,7 @@ int run_filters(const Options& o, const Machine& machine, BinaryDump* dump) {
           std::printf("    fallback: %s\n", f.c_str());
         rows.push_back(std::move(row));
       } catch (const tandem::Error& e) {
-        std::printf("  %-52s failed: %s\n", label.c_str(), e.what());
+        print_failure(label, e);
       }
       if (dump) dump->take(c.label, info);
     }
@@ -1153,7 +1159,7 @@ int run_filters(const Options& o, const Machine& machine, BinaryDump* dump) {
             row.apart.median / row.fused.median, row.apart_kernel.median / row.fused_kernel.median);
         fusion.push_back(std::move(row));
       } catch (const tandem::Error& e) {
-        std::printf("  %-52s failed: %s\n", dev.c_str(), e.what());
+        print_failure(dev, e);
         if (dump) dump->take(label, info);
       }
     }
