@@ -162,8 +162,9 @@ __kernel __attribute__((reqd_work_group_size(SEP_GX, SEP_GY, 1))) void gaussian_
 #pragma unroll
   for (int o = 0; o < SEP_VR; ++o) {
     if (ya + o < y1) {
-      TANDEM_STORE4_RGBA8(dst + (size_t)(ya + o - dst_first) * dst_pitch, x,
-                          convert_uchar16((convert_uint16(sums[o]) + 32768u) >> 16));
+      // floor(sum / 65536 + 1/2), every step exact: sum / 65536 below 256 takes 24 bits.
+      TANDEM_STORE4_RGBA8_LEVELS(dst + (size_t)(ya + o - dst_first) * dst_pitch, x,
+                                 floor(mad(sums[o], (float16)(1.0f / 65536.0f), (float16)(0.5f))));
     }
   }
 }
