@@ -217,6 +217,8 @@ inline float bt_at(float4 q0, float4 q1, float4 q2, float4 q3, float4 q4, int j)
   }
 }
 #define BT_AT(q, j) bt_at(q##0, q##1, q##2, q##3, q##4, (j))
+// Columns j .. j + 3: one channel of the four pixels a tap reads.
+#define BT_AT4(q, j) (float4)(BT_AT(q, j), BT_AT(q, (j) + 1), BT_AT(q, (j) + 2), BT_AT(q, (j) + 3))
 // The tile's float4 m of a row, plane p (zero past the columns a work-item reaches).
 #define BT_LOAD(p, m) ((m) < BT_SPAN / 4 ? row_at[(p) * (BT_PLANE / 4) + (m)] : (float4)(0.0f))
 
@@ -233,16 +235,11 @@ inline void bilateral_tile_row(__local const float4* row_at, const int dy, const
                g4 = BT_LOAD(1, 4);
   const float4 b0 = BT_LOAD(2, 0), b1 = BT_LOAD(2, 1), b2 = BT_LOAD(2, 2), b3 = BT_LOAD(2, 3),
                b4 = BT_LOAD(2, 4);
-#define BT_TAP(dx)                                                                               \
-  if ((dx) * (dx) + dy * dy <= RADIUS * RADIUS) {                                                \
-    const channels v = {                                                                         \
-        (float4)(BT_AT(r, BT_PAD + (dx)), BT_AT(r, BT_PAD + (dx) + 1), BT_AT(r, BT_PAD + (dx) + 2), \
-                 BT_AT(r, BT_PAD + (dx) + 3)),                                                   \
-        (float4)(BT_AT(g, BT_PAD + (dx)), BT_AT(g, BT_PAD + (dx) + 1), BT_AT(g, BT_PAD + (dx) + 2), \
-                 BT_AT(g, BT_PAD + (dx) + 3)),                                                   \
-        (float4)(BT_AT(b, BT_PAD + (dx)), BT_AT(b, BT_PAD + (dx) + 1), BT_AT(b, BT_PAD + (dx) + 2), \
-                 BT_AT(b, BT_PAD + (dx) + 3))};                                                  \
-    accumulate(v, spatial_y * kSpatial[min((int)abs(dx), RADIUS)], centre, weights, sums);            \
+#define BT_TAP(dx)                                                                       \
+  if ((dx) * (dx) + dy * dy <= RADIUS * RADIUS) {                                        \
+    const channels v = {BT_AT4(r, BT_PAD + (dx)), BT_AT4(g, BT_PAD + (dx)),              \
+                        BT_AT4(b, BT_PAD + (dx))};                                       \
+    accumulate(v, spatial_y * kSpatial[min((int)abs(dx), RADIUS)], centre, weights, sums); \
   }
   BT_TAP(-8) BT_TAP(-7) BT_TAP(-6) BT_TAP(-5) BT_TAP(-4) BT_TAP(-3) BT_TAP(-2) BT_TAP(-1)
   BT_TAP(0) BT_TAP(1) BT_TAP(2) BT_TAP(3) BT_TAP(4) BT_TAP(5) BT_TAP(6) BT_TAP(7) BT_TAP(8)
@@ -288,8 +285,8 @@ __kernel __attribute__((reqd_work_group_size(BT_GX, BT_GY, 1))) void bilateral_t
   const channels centre = {centre_at[0], centre_at[BT_PLANE / 4], centre_at[2 * BT_PLANE / 4]};
   floatn weights = (floatn)(0.0f);
   channels sums = {(floatn)(0.0f), (floatn)(0.0f), (floatn)(0.0f)};
-  // Row by row of the window, dy spelled out: with dy a constant, every reach, weight and array
-  // index below is one, so the taps' loops unroll and the arrays live in registers.
+  // Row by row of the window, dy spelled out: with dy a constant, which taps a row has and their
+  // weights are constants too.
 #define BT_ROW(dy)                                                                       \
   if ((dy) >= -RADIUS && (dy) <= RADIUS) {                                               \
     bilateral_tile_row(tile + (ly + RADIUS + (dy)) * BT_W / 4 + lx, (dy), centre, &weights, \

@@ -165,8 +165,9 @@ __kernel __attribute__((reqd_work_group_size(SEP_GX, SEP_GY, 1))) void box_tiled
 #pragma unroll
   for (int o = 0; o < SEP_VR; ++o) {
     if (ya + o < y1) {
+      const uint16 sum = convert_uint16(sums[o]);
       TANDEM_STORE4_RGBA8(dst + (size_t)(ya + o - dst_first) * dst_pitch, x,
-                          convert_uchar16((convert_uint16(sums[o]) + (uint16)(AREA / 2)) / (uint16)(AREA)));
+                          convert_uchar16((sum + (uint16)(AREA / 2)) / (uint16)(AREA)));
     }
   }
 }
