@@ -1,5 +1,5 @@
-// Pipeline::submit()/wait(): two frames on the devices at once give the same frames as one at
-// a time on one device, in order, whichever thread waits.
+// Pipeline::submit()/wait(): frames on the devices at once (PipelineOptions::frames_on_devices)
+// give the same frames as one at a time on one device, in order, whichever thread waits.
 #include <gtest/gtest.h>
 
 #include <condition_variable>
@@ -40,35 +40,59 @@ void copy_pixels(const Frame& from, Frame& to) {
   }
 }
 
+// The caller keeps one frame more than the pipeline takes: each submit() beyond its depth
+// first completes the oldest frame itself.
 TEST(DoubleBuffer, FramesInFlightEqualTheReferenceFrameByFrame) {
-  for (const test::Size size : {test::Size{3, 7}, test::Size{333, 217}}) {
-    DeviceSet set = DeviceSet::open("all");
-    Pipeline pipeline(set, Graph::parse(kGraph), options());
-    constexpr int kSlots = 3, kFrames = 12;
-    std::vector<Frame> inputs, outputs;
-    std::vector<Frame> want;
-    for (int i = 0; i < kSlots; ++i) {
-      inputs.push_back(pipeline.make_frame(size.width, size.height, PixelFormat::rgba8));
-      outputs.push_back(pipeline.make_frame(size.width, size.height, PixelFormat::rgba8));
-    }
-    std::vector<std::uint64_t> tickets(kFrames);
-    for (int i = 0; i < kFrames + kSlots; ++i) {
-      const int slot = i % kSlots;
-      if (i >= kSlots) {
-        // The slot's last frame must be complete before the slot is reused.
-        const int done = i - kSlots;
-        pipeline.wait(tickets[done]);
-        EXPECT_TRUE(as_one_device(outputs[slot], want[done]))
-            << size.width << "x" << size.height << " frame " << done;
+  for (const int depth : {1, 3, 5}) {
+    for (const test::Size size : {test::Size{3, 7}, test::Size{333, 217}}) {
+      SCOPED_TRACE(testing::Message()
+                   << depth << " frames on the devices, " << size.width << "x" << size.height);
+      DeviceSet set = DeviceSet::open("all");
+      PipelineOptions o = options();
+      o.frames_on_devices = depth;
+      Pipeline pipeline(set, Graph::parse(kGraph), o);
+      const int slots = depth + 1, frames = 12;
+      std::vector<Frame> inputs, outputs;
+      std::vector<Frame> want;
+      for (int i = 0; i < slots; ++i) {
+        inputs.push_back(pipeline.make_frame(size.width, size.height, PixelFormat::rgba8));
+        outputs.push_back(pipeline.make_frame(size.width, size.height, PixelFormat::rgba8));
       }
-      if (i >= kFrames) continue;
-      const Frame source = test::random_frame(size.width, size.height, PixelFormat::rgba8, i);
-      want.push_back(one_at_a_time(source));
-      copy_pixels(source, inputs[slot]);
-      tickets[i] = pipeline.submit(inputs[slot], outputs[slot]);
+      std::vector<std::uint64_t> tickets(frames);
+      for (int i = 0; i < frames + slots; ++i) {
+        const int slot = i % slots;
+        if (i >= slots) {
+          // The slot's last frame must be complete before the slot is reused.
+          const int done = i - slots;
+          pipeline.wait(tickets[done]);
+          EXPECT_TRUE(as_one_device(outputs[slot], want[done])) << "frame " << done;
+        }
+        if (i >= frames) continue;
+        const Frame source = test::random_frame(size.width, size.height, PixelFormat::rgba8, i);
+        want.push_back(one_at_a_time(source));
+        copy_pixels(source, inputs[slot]);
+        tickets[i] = pipeline.submit(inputs[slot], outputs[slot]);
+      }
+      EXPECT_EQ(pipeline.report().frames, frames);
+      EXPECT_EQ(pipeline.report().split_trace.size(), static_cast<std::size_t>(frames));
     }
-    EXPECT_EQ(pipeline.report().frames, kFrames);
-    EXPECT_EQ(pipeline.report().split_trace.size(), static_cast<std::size_t>(kFrames));
+  }
+}
+
+TEST(DoubleBuffer, FramesOnTheDevicesOutsideOneToEightAreRefused) {
+  DeviceSet set = DeviceSet::open("all");
+  for (const int depth : {0, -1, 9}) {
+    PipelineOptions o = options();
+    o.frames_on_devices = depth;
+    try {
+      Pipeline pipeline(set, Graph::parse(kGraph), o);
+      ADD_FAILURE() << depth << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("frames on the devices: " + std::to_string(depth) +
+                                           " is not in 1..8"),
+                std::string::npos)
+          << e.what();
+    }
   }
 }
 

@@ -13,17 +13,20 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -31,6 +34,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include <tbb/blocked_range.h>
@@ -81,6 +85,7 @@ struct Options {
   std::string json;
   std::string dump_binaries;  // filters: directory for the programs' binaries
   std::string only;           // filters: comma-separated substrings of the case labels run
+  int frames_on_devices = tandem::PipelineOptions{}.frames_on_devices;  // stream
 };
 
 // WIDTHxHEIGHT, each 1..65536.
@@ -102,7 +107,7 @@ CLI::App* add_mode(CLI::App& app, Options& o, const std::string& mode, const std
   // The adaptive split drops each device's first band and waits for three agreeing ones: give it
   // enough untimed frames in coexec.
   o.warmup = mode == "filters" ? 3 : 10;
-  if (mode == "stream") o.graph = "gaussian=sigma=2,saturation=1.3";
+
   CLI::App* sub = app.add_subcommand(mode, help);
   if (mode != "filters") {
     sub->add_option("--graph", o.graph, "The graph timed")->capture_default_str();
@@ -141,6 +146,12 @@ CLI::App* add_mode(CLI::App& app, Options& o, const std::string& mode, const std
       ->capture_default_str()
       ->check(CLI::IsMember({"automatic", "tiles", "rows"}));
   sub->add_option("--json", o.json, "Write the numbers as JSON to FILE")->option_text("FILE");
+  if (mode == "stream") {
+    sub->add_option("--frames-on-devices", o.frames_on_devices,
+                    "Frames on the devices at once when pipelined (timed beside 2)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 8));
+  }
   if (mode == "filters") {
     sub->add_option("--only", o.only,
                     "Only the cases whose label contains one of these comma-separated words "
@@ -203,6 +214,11 @@ std::string describe(const Summary& s) {
 // Runs frame(i) for `warmup` untimed frames, then `timed` frames each timed on its own. The
 // warm-up covers every frame of the ring at least once (see finish_options), so that buffer
 // creation for a frame never falls into the timed region.
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 std::vector<double> time_frames(int warmup, int timed, const std::function<void(int)>& frame,
                                 const std::function<void()>& after_warmup = {}) {
   for (int i = 0; i < warmup; ++i) frame(i);
@@ -966,7 +982,10 @@ int run_filters(const Options& o, const Machine& machine, BinaryDump* dump) {
            {"saturation+tonemap aces", "saturation=1.3,tonemap=op=aces", PixelFormat::rgba32f},
            // A stencil running the point-wise chain after it in its last kernel.
            {"gaussian sigma=2+saturation", "gaussian=sigma=2,saturation=1.3", PixelFormat::rgba8},
-           {"box radius=1+saturation", "box=radius=1,saturation=1.3", PixelFormat::rgba8}}) {
+           {"box radius=1+saturation", "box=radius=1,saturation=1.3", PixelFormat::rgba8},
+           // The stream's graph: tonemap, which reduces frame statistics, starts its own kernel.
+           {"gaussian sigma=2+saturation+tonemap", "gaussian=sigma=2,saturation=1.3,tonemap",
+            PixelFormat::rgba8}}) {
     labels += ", " + chain.label;
     if (selected(chain.label, o.only)) chains.push_back(chain);
   }
@@ -1445,47 +1464,112 @@ int run_stream(const Options& o, const Machine& machine) {
       o.split.c_str(), o.warmup, o.frames);
 
   struct Run {
-    const char* name;
+    std::string name;
+    int depth = 0;         // frames on the devices through submit/wait; 0: one at a time (process)
+    bool threads = false;  // submitting and waiting on threads of their own
     Summary time;
+    Summary submit;  // host time in submit() per timed frame (pipelined runs)
     tandem::RunReport report, warmed;
   };
-  std::vector<Run> runs;
-  for (const bool double_buffered : {false, true}) {
+  std::vector<Run> runs{{"one frame at a time (process)", 0, false}};
+  for (const int depth : std::set<int>{2, o.frames_on_devices}) {
+    runs.push_back({"pipelined on one thread (submit, then wait for the oldest), " +
+                        std::to_string(depth) + " frames on the devices",
+                    depth, false});
+  }
+  runs.push_back({"pipelined on two threads (one submits, one waits, as tandem's video path), " +
+                      std::to_string(o.frames_on_devices) + " frames on the devices",
+                  o.frames_on_devices, true});
+  const int ring_size = static_cast<int>(ring.size());
+  for (Run& run : runs) {
     PipelineOptions options;
     options.split = o.split;
     options.persist_split = false;
     options.schedule = o.schedule;
+    options.frames_on_devices = std::max(run.depth, 1);
     Pipeline pipeline(set, graph, options);
     const PixelFormat out_format = pipeline.output_format(o.format);
-    // Two output frames: the frame on the devices and the one before it.
+    // One output frame per frame on the devices.
     std::vector<Frame> outputs;
-    for (int i = 0; i < 2; ++i) outputs.push_back(pipeline.make_frame(o.width, o.height, out_format));
+    for (int i = 0; i < options.frames_on_devices; ++i) {
+      outputs.push_back(pipeline.make_frame(o.width, o.height, out_format));
+    }
+    const auto input = [&](int i) -> const Frame& {
+      return ring[static_cast<std::size_t>(i % ring_size)];
+    };
     std::vector<std::uint64_t> tickets(outputs.size(), 0);
-    const int ring_size = static_cast<int>(ring.size());
-    Run run{double_buffered ? "double-buffered (submit/wait)" : "one frame at a time (process)"};
-    const auto ms = time_frames(
-        o.warmup, o.frames,
-        [&](int i) {
-          const Frame& input = ring[static_cast<std::size_t>(i % ring_size)];
-          if (!double_buffered) {
-            pipeline.process(input, outputs[0]);
-            return;
+    std::vector<double> submit_ms;
+    // Frame i goes into output i % depth, once the frame that last used it is complete.
+    auto submit = [&](int i) {
+      const auto start = std::chrono::steady_clock::now();
+      tickets[static_cast<std::size_t>(i) % outputs.size()] =
+          pipeline.submit(input(i), outputs[static_cast<std::size_t>(i) % outputs.size()]);
+      if (i >= o.warmup) submit_ms.push_back(ms_since(start));
+    };
+    auto one_thread = [&](int i) {
+      if (run.depth == 0) {
+        pipeline.process(input(i), outputs[0]);
+        return;
+      }
+      const std::uint64_t last = tickets[static_cast<std::size_t>(i) % outputs.size()];
+      if (last) pipeline.wait(last);
+      submit(i);
+    };
+    std::vector<double> ms;
+    if (!run.threads) {
+      ms = time_frames(o.warmup, o.frames, one_thread, [&] { run.warmed = pipeline.report(); });
+      for (auto t : tickets) pipeline.wait(t);
+    } else {
+      // Warm up on this thread, then time a feeding thread (this one) against a draining one:
+      // a timed frame is the time between two frames leaving the devices.
+      for (int i = 0; i < o.warmup; ++i) one_thread(i);
+      for (auto t : tickets) pipeline.wait(t);
+      run.warmed = pipeline.report();
+      std::mutex mutex;
+      std::condition_variable changed;
+      std::deque<std::uint64_t> submitted;
+      int drained = 0;
+      std::thread drainer([&] {
+        auto last = std::chrono::steady_clock::now();
+        for (int k = 0; k < o.frames; ++k) {
+          std::uint64_t ticket = 0;
+          {
+            std::unique_lock lock(mutex);
+            changed.wait(lock, [&] { return !submitted.empty(); });
+            ticket = submitted.front();
+            submitted.pop_front();
           }
-          // Wait for the frame that last used this output, then start the next one into it.
-          const std::size_t slot = static_cast<std::size_t>(i) % outputs.size();
-          if (tickets[slot]) pipeline.wait(tickets[slot]);
-          tickets[slot] = pipeline.submit(input, outputs[slot]);
-        },
-        [&] { run.warmed = pipeline.report(); });
-    for (auto t : tickets) pipeline.wait(t);
+          pipeline.wait(ticket);
+          if (k > 0) ms.push_back(ms_since(last));
+          last = std::chrono::steady_clock::now();
+          std::lock_guard lock(mutex);
+          ++drained;
+          changed.notify_all();
+        }
+      });
+      for (int k = 0; k < o.frames; ++k) {
+        {
+          std::unique_lock lock(mutex);
+          changed.wait(lock, [&] { return k - drained < run.depth; });
+        }
+        submit(o.warmup + k);
+        std::lock_guard lock(mutex);
+        submitted.push_back(tickets[static_cast<std::size_t>(o.warmup + k) % outputs.size()]);
+        changed.notify_all();
+      }
+      drainer.join();
+    }
     run.time = summarize(ms);
+    if (!submit_ms.empty()) run.submit = summarize(submit_ms);
     run.report = pipeline.report();
-    runs.push_back(run);
   }
 
   for (const Run& run : runs) {
-    std::printf("%s:\n  %-40s %s  %7.1f fps\n", run.name, "all selected devices",
+    std::printf("%s:\n  %-40s %s  %7.1f fps\n", run.name.c_str(), "all selected devices",
                 describe(run.time).c_str(), 1000 / run.time.median);
+    if (run.depth > 0) {
+      std::printf("  %-40s %s\n", "host time in submit()", describe(run.submit).c_str());
+    }
     const int frames = run.report.frames - run.warmed.frames;
     std::printf("  per frame, mean over the timed frames (profiling events): ms upload / kernels "
                 "/ download, share of rows\n");
@@ -1500,8 +1584,14 @@ int run_stream(const Options& o, const Machine& machine) {
                   (now.share * run.report.frames - before.share * run.warmed.frames) / frames);
     }
   }
-  const double gain = runs[0].time.median / runs[1].time.median;
-  std::printf("\ndouble buffering: %.3fx the frame rate of one frame at a time (medians)\n", gain);
+  std::printf("\n");
+  for (std::size_t k = 1; k < runs.size(); ++k) {
+    std::printf(
+        "%d frames on the devices, %s: %.3fx the frame rate of one frame at a time "
+        "(medians)\n",
+        runs[k].depth, runs[k].threads ? "two threads" : "one thread",
+        runs[0].time.median / runs[k].time.median);
+  }
   std::printf("\nload at the end: %s\n", load_average().c_str());
 
   if (!o.json.empty()) {
@@ -1509,9 +1599,15 @@ int run_stream(const Options& o, const Machine& machine) {
     j["graph"] = o.graph;
     j["split"] = o.split;
     j["one_at_a_time"] = to_json(runs[0].time);
-    j["double_buffered"] = to_json(runs[1].time);
-    j["gain"] = six_digits(gain);
-    j["run_report"] = Json::parse(runs[1].report.to_json());
+    j["pipelined"] = Json::array();
+    for (std::size_t k = 1; k < runs.size(); ++k) {
+      j["pipelined"].push_back({{"frames_on_devices", runs[k].depth},
+                                {"threads", runs[k].threads ? 2 : 1},
+                                {"time", to_json(runs[k].time)},
+                                {"submit", to_json(runs[k].submit)},
+                                {"gain", six_digits(runs[0].time.median / runs[k].time.median)},
+                                {"run_report", Json::parse(runs[k].report.to_json())}});
+    }
     write_json(o.json, j);
   }
   return 0;
@@ -1543,8 +1639,10 @@ int main(int argc, char** argv) {
            "split trace and the co-execution efficiency (1/T_co) / sum(1/T_i).");
   add_mode(app, stream, "stream",
            "A stream of frames from memory (what a video is once decoded): one frame at a time "
-           "(Pipeline::process) against double-buffered (Pipeline::submit/wait, two frames on the "
-           "devices), with each device's upload, kernel and download time per frame.");
+           "(Pipeline::process) against pipelined (Pipeline::submit/wait) with two frames on the "
+           "devices and with --frames-on-devices, from one thread and from a submitting and a "
+           "waiting thread (as tandem's video path), with each device's upload, kernel and "
+           "download time per frame.");
   app.require_subcommand(1);
   try {
     app.parse(argc, argv);

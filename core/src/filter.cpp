@@ -257,6 +257,17 @@ cl::Buffer detail::Workspace::buffer(const cl::Context& context, const void* own
   return s.buffer;
 }
 
+std::uint8_t* detail::Workspace::host(const void* owner, int slot, std::size_t bytes,
+                                      const HostAllocator& allocate) {
+  Host& h = host_[{owner, slot}];
+  if (h.bytes < bytes) {
+    h.memory = allocate ? allocate(bytes) : nullptr;
+    if (!h.memory) h.memory.reset(new std::uint8_t[bytes], std::default_delete<std::uint8_t[]>());
+    h.bytes = bytes;
+  }
+  return h.memory.get();
+}
+
 cl::Program detail::Workspace::program(const std::string& key,
                                       const std::function<cl::Program()>& build) {
   auto it = programs_.find(key);

@@ -2,6 +2,7 @@
 // Per-device state kept between frames: scratch images, programs and kernel objects.
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -15,6 +16,9 @@ class Workspace {
   /// A buffer of at least `bytes`, kept under (owner, slot) and grown when too small.
   cl::Buffer buffer(const cl::Context& context, const void* owner, int slot, std::size_t bytes);
   cl::Kernel kernel(const cl::Program& program, const std::string& name);
+  /// Host memory of at least `bytes`, kept under (owner, slot) and made by `allocate` (pinned
+  /// memory, which a discrete GPU reads into without staging it) or, without one, plainly.
+  std::uint8_t* host(const void* owner, int slot, std::size_t bytes, const HostAllocator& allocate);
   /// The program kept under `key`, made by `build` the first time it is asked for.
   cl::Program program(const std::string& key, const std::function<cl::Program()>& build);
 
@@ -23,7 +27,12 @@ class Workspace {
     cl::Buffer buffer;
     std::size_t bytes = 0;
   };
+  struct Host {
+    std::shared_ptr<std::uint8_t> memory;
+    std::size_t bytes = 0;
+  };
   std::map<std::pair<const void*, int>, Scratch> scratch_;
+  std::map<std::pair<const void*, int>, Host> host_;
   std::map<std::pair<cl_program, std::string>, cl::Kernel> kernels_;
   std::unordered_map<std::string, cl::Program> programs_;
 };

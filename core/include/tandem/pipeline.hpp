@@ -27,6 +27,11 @@ struct PipelineOptions {
   /// How stencils run on each device (Schedule::automatic: tiles on GPUs, rows elsewhere).
   /// Every schedule gives the same output; forcing one is for tests and benchmarks.
   Schedule schedule = Schedule::automatic;
+  /// Frames on the devices at once through submit() (1..8). Three let the upload of a frame
+  /// queue behind the one before while the frame before that downloads, so that the copies in
+  /// both directions and the kernels never wait for the host; two leave each copy waiting for
+  /// the host's next submit(). Each is a set of device buffers per device.
+  int frames_on_devices = 3;
 };
 
 /// What one device did over a run.
@@ -76,13 +81,13 @@ class Pipeline {
   /// output_format(); frames of any pitch work, aligned ones without a copy.
   void process(const Frame& input, Frame& output);
 
-  /// Double buffering: starts `input` -> `output` on the devices and returns a ticket without
-  /// waiting, so that this frame's upload overlaps the kernels of the frame before, and that
-  /// frame's download overlaps this frame's kernels. Both frames must stay alive and untouched
-  /// until wait() returns for the ticket. At most two frames are on the devices: a third
-  /// submit() first waits for the oldest. The split of a frame learns from the frames completed
-  /// before it was submitted. submit() and wait() may be called from two threads (a feeding and
-  /// a draining one); process() is submit() then wait().
+  /// Pipelining: starts `input` -> `output` on the devices and returns a ticket without
+  /// waiting, so that this frame's upload overlaps the kernels of the frames before, and their
+  /// downloads overlap this frame's kernels. Both frames must stay alive and untouched until
+  /// wait() returns for the ticket. At most PipelineOptions::frames_on_devices frames are on
+  /// the devices: one more submit() first waits for the oldest. The split of a frame learns from
+  /// the frames completed before it was submitted. submit() and wait() may be called from two
+  /// threads (a feeding and a draining one); process() is submit() then wait().
   std::uint64_t submit(const Frame& input, Frame& output);
   /// Waits until the frame of `ticket` (and every frame submitted before it) is in its output;
   /// returns at once for a completed ticket. A device that fails leaves the split and the frames
