@@ -83,6 +83,35 @@ TEST_F(VideoPipeline, EveryFrameEqualsTheImagePathInOrder) {
   EXPECT_EQ(k, 40);
 }
 
+// Frame statistics (tonemap) are read back behind each frame while the next is submitted from
+// another thread: every frame arrives. (Unmapping a finished frame's bands from the waiting
+// thread, beside a submit() on the same queues, deadlocked PoCL's basic device here.)
+TEST_F(VideoPipeline, AGraphWithFrameStatisticsWritesEveryFrame) {
+  const fs::path in = make_video("stats.mkv", 40, "161x97");
+  const fs::path out = dir_ / "stats_out.mkv";
+  DeviceSet devices = DeviceSet::open("all");
+  PipelineOptions po;
+  po.persist_split = false;
+  Pipeline pipeline(devices, Graph::parse("gaussian=sigma=2,saturation=1.4,tonemap"), po);
+  {
+    VideoReaderOptions ro;
+    ro.keep_packets = true;
+    VideoReader reader(in, ro);
+    VideoWriterOptions wo;
+    wo.codec = "ffv1";
+    VideoWriter writer(out, reader, wo);
+    EXPECT_EQ(process_video(reader, pipeline, writer).frames, 40);
+    writer.finish();
+  }
+  EXPECT_EQ(pipeline.report().frames, 40);
+  VideoReader result(out);
+  Frame b;
+  std::int64_t pb = 0;
+  int k = 0;
+  while (result.read(b, pb)) ++k;
+  EXPECT_EQ(k, 40);
+}
+
 TEST_F(VideoPipeline, ThousandFramesWithASlowStageNoneLostOrReordered) {
   const fs::path in = make_video("long.mkv", 1000, "64x48");
   const fs::path out = dir_ / "long_out.mkv";

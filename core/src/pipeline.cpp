@@ -511,10 +511,10 @@ void Pipeline::Impl::enqueue_frame(InFlight& f) {
     std::optional<DeviceFailure> failed;
     try {
       if (device.info().host_unified_memory && synced.insert(device.context_index()).second) {
-        // The host wrote the input frame: tell the context once (no copy happens there), in
-        // queue order before this frame's kernels, without waiting for the frames before.
+        // The host wrote the input frame: tell the context once (no copy happens there). This
+        // waits for the frame before on this queue, so it comes after the GPUs were fed.
         cl::Buffer in = frame_buffer(*f.input, device, CL_MEM_READ_ONLY);
-        void* p = device.queue().enqueueMapBuffer(in, CL_FALSE, CL_MAP_WRITE_INVALIDATE_REGION, 0,
+        void* p = device.queue().enqueueMapBuffer(in, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0,
                                                   f.input->capacity());
         device.queue().enqueueUnmapMemObject(in, p);
       }
@@ -553,9 +553,11 @@ void Pipeline::Impl::wait_frame(InFlight& f) {
 }
 
 // The part of completing a frame that reads only the frame's own events and partials: done
-// without the mutex, so that a thread submitting the next frame is not held up by it.
+// without the mutex, so that a thread submitting the next frame is not held up by it. It
+// enqueues nothing: the unmaps wait for finish_frame (unmapping here, beside a submit() on the
+// same queues, deadlocked PoCL 5's basic device inside clEnqueueNDRangeKernel, most videos with
+// tonemap under POCL_DEVICES="pthread basic").
 void Pipeline::Impl::measure_frame(InFlight& f) {
-  f.run_after();
   const std::size_t n = f.events.size();
   f.times.assign(n, {});
   for (std::size_t d = 0; d < n; ++d) {
@@ -569,6 +571,7 @@ void Pipeline::Impl::measure_frame(InFlight& f) {
 }
 
 void Pipeline::Impl::finish_frame(InFlight& f) {
+  f.run_after();
   if (f.collect_stats) combine_stats(f.stats_sums, *f.input, f.smooth);
   if (!f.prepass) record(f.ticket, f.fractions, f.times, f.overlapped);
 }
