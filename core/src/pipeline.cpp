@@ -555,7 +555,7 @@ void Pipeline::Impl::wait_frame(InFlight& f) {
 // The part of completing a frame that reads only the frame's own events and partials: done
 // without the mutex, so that a thread submitting the next frame is not held up by it. It
 // enqueues nothing: the unmaps wait for finish_frame (unmapping here, beside a submit() on the
-// same queues, deadlocked PoCL 5's basic device inside clEnqueueNDRangeKernel, most videos with
+// same queues, deadlocked PoCL 3.1's basic device inside clEnqueueNDRangeKernel, most videos with
 // tonemap under POCL_DEVICES="pthread basic").
 void Pipeline::Impl::measure_frame(InFlight& f) {
   const std::size_t n = f.events.size();
