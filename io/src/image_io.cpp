@@ -251,13 +251,15 @@ std::atomic<unsigned> temporary_files{0};
 // OpenCV has a DICOM decoder (GDCM) that takes any file with "DICM" at byte 128, asked before
 // OpenEXR's and the others tandem does not document; GDCM aborts the process on some damaged
 // files (fuzz/regressions/image). Such a file goes to OpenCV only when a decoder that is asked
-// before DICOM's claims it: PNG, JPEG, BMP, Radiance or TIFF.
+// before DICOM's claims it: PNG, JPEG, BMP, Radiance or TIFF, by the whole signature that
+// decoder checks ("#?" alone is not Radiance's: "#?I..." reached GDCM).
 bool taken_for_dicom(const std::vector<char>& b) {
   if (b.size() < 132 || std::string_view(&b[128], 4) != "DICM") return false;
   using std::string_view;
-  for (string_view magic : {string_view("\x89PNG\r\n\x1a\n"), string_view("\xff\xd8"),
-                            string_view("BM"), string_view("#?"), string_view("II*\0", 4),
-                            string_view("MM\0*", 4)}) {
+  for (string_view magic :
+       {string_view("\x89PNG\r\n\x1a\n"), string_view("\xff\xd8\xff"), string_view("BM"),
+        string_view("#?RGBE"), string_view("#?RADIANCE"), string_view("II*\0", 4),
+        string_view("MM\0*", 4)}) {
     if (starts_with(b, magic)) return false;
   }
   return true;
