@@ -39,6 +39,20 @@ class VideoPipeline : public ::testing::Test {
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
     return path;
   }
+  // `in` through `pipeline` into `out`, lossless (what is written is what was computed), its
+  // other streams copied; the frames written.
+  static std::int64_t process_file(const fs::path& in, const fs::path& out, Pipeline& pipeline,
+                                   const VideoRunOptions& run = {}) {
+    VideoReaderOptions ro;
+    ro.keep_packets = true;
+    VideoReader reader(in, ro);
+    VideoWriterOptions wo;
+    wo.codec = "ffv1";
+    VideoWriter writer(out, reader, wo);
+    const std::int64_t frames = process_video(reader, pipeline, writer, run).frames;
+    writer.finish();
+    return frames;
+  }
   fs::path dir_;
 };
 
@@ -51,14 +65,7 @@ TEST_F(VideoPipeline, EveryFrameEqualsTheImagePathInOrder) {
   po.persist_split = false;
   {
     Pipeline pipeline(devices, Graph::parse(graph), po);
-    VideoReaderOptions ro;
-    ro.keep_packets = true;
-    VideoReader reader(in, ro);
-    VideoWriterOptions wo;
-    wo.codec = "ffv1";  // lossless: what is written is what was computed
-    VideoWriter writer(out, reader, wo);
-    EXPECT_EQ(process_video(reader, pipeline, writer).frames, 40);
-    writer.finish();
+    EXPECT_EQ(process_file(in, out, pipeline), 40);
   }
   // Decode input and output again; output frame k must be the image path on input frame k.
   VideoReader source(in), result(out);
@@ -93,16 +100,7 @@ TEST_F(VideoPipeline, AGraphWithFrameStatisticsWritesEveryFrame) {
   PipelineOptions po;
   po.persist_split = false;
   Pipeline pipeline(devices, Graph::parse("gaussian=sigma=2,saturation=1.4,tonemap"), po);
-  {
-    VideoReaderOptions ro;
-    ro.keep_packets = true;
-    VideoReader reader(in, ro);
-    VideoWriterOptions wo;
-    wo.codec = "ffv1";
-    VideoWriter writer(out, reader, wo);
-    EXPECT_EQ(process_video(reader, pipeline, writer).frames, 40);
-    writer.finish();
-  }
+  EXPECT_EQ(process_file(in, out, pipeline), 40);
   EXPECT_EQ(pipeline.report().frames, 40);
   VideoReader result(out);
   Frame b;
@@ -119,12 +117,6 @@ TEST_F(VideoPipeline, ThousandFramesWithASlowStageNoneLostOrReordered) {
   PipelineOptions po;
   po.persist_split = false;
   Pipeline pipeline(devices, Graph::parse("saturation=1"), po);  // identity: output == input
-  VideoReaderOptions ro;
-  ro.keep_packets = true;
-  VideoReader reader(in, ro);
-  VideoWriterOptions wo;
-  wo.codec = "ffv1";
-  VideoWriter writer(out, reader, wo);
   std::mt19937 rng(3);
   std::vector<std::int64_t> seen;
   // Memory stays bounded because frames live in a ring made once: 1000 frames pass through a
@@ -143,8 +135,7 @@ TEST_F(VideoPipeline, ThousandFramesWithASlowStageNoneLostOrReordered) {
     outputs.insert(frame.output);
     pixels.insert(frame.output->data());
   };
-  EXPECT_EQ(process_video(reader, pipeline, writer, run).frames, 1000);
-  writer.finish();
+  EXPECT_EQ(process_file(in, out, pipeline, run), 1000);
   ASSERT_EQ(seen.size(), 1000u);
   for (std::size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], static_cast<std::int64_t>(i));
   EXPECT_LE(outputs.size(), static_cast<std::size_t>(VideoRunOptions{}.frames_in_flight));
