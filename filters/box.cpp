@@ -1,10 +1,12 @@
 // box: mean over a (2 radius + 1)^2 window with reflect-101 borders, as OpenCV's
 // cv::blur(src, dst, Size(2r + 1, 2r + 1), Point(-1, -1), BORDER_REFLECT_101). Running sums
-// (vertical, then horizontal; on GPUs short column walks and a prefix sum along rows) make the
-// work per pixel independent of the radius; on GPUs small radii sum directly in a tile.
+// (vertical, then horizontal; on GPUs column walks and prefix sums along rows in local memory,
+// one launch) make the work per pixel independent of the radius; on GPUs small radii sum
+// directly in a tile.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,9 +46,9 @@ Walks walk_lengths(const Device& device, int radius) {
   return {radius <= 96 ? 32 : window, multiple_of_4(std::max(256, window))};
 }
 
-/// The largest radius of the GPU's column-and-prefix-sum schedule: 255 (2 radius + 1) must fit
-/// the 16-bit column sums.
-constexpr int kMaxScanRadius = 128;
+/// The largest radius of the GPU's sliding schedule: its work-groups' 256 work-items walk down
+/// the 128 + 2 radius columns they need, two each at most.
+constexpr int kMaxSlideRadius = 128;
 
 class Box final : public Filter {
  public:
@@ -63,9 +65,11 @@ class Box final : public Filter {
         enqueue_tiled(ctx, in, output);
         return;
       }
-      if (radius_ <= kMaxScanRadius) {
-        enqueue_scan(ctx, in, output);
-        return;
+      if (radius_ <= kMaxSlideRadius) {
+        if (const std::optional<Slide> s = slide(ctx.device())) {
+          enqueue_sliding(ctx, *s, in, output);
+          return;
+        }
       }
     }
     const int width = ctx.frame_width();
@@ -121,49 +125,59 @@ class Box final : public Filter {
     ctx.enqueue(kernel, separable::grid(ctx), separable::group(), "box (tiled)");
   }
 
-  // Past the tile's reach on GPUs: box_columns (walks of kScanRows rows, one pixel a
-  // work-item, 16-bit sums) then box_row_scan (prefix sums of kScanGroup * 4 pixels' column sums
-  // in local memory). The walks restart every kScanRows rows, 2 radius + 1 loads each, for
-  // tens of thousands of work-items where whole-column walks gave the GPU a few thousand.
-  void enqueue_scan(BandContext& ctx, const DeviceImage& in, const DeviceImage& output) const {
-    constexpr int kScanRows = 32;
-    constexpr int kScanGroup = 128;
-    const int width = ctx.frame_width();
-    const int rows = ctx.y1() - ctx.y0();
-    // 8 bytes a pixel in a 16-byte-a-pixel scratch image (there is no 8-byte format): the
-    // kernels address it in ushorts, eight to a float4.
-    const DeviceImage sums = ctx.scratch(this, 0, PixelFormat::rgba32f, ctx.y0(), rows);
-    const int sums_pitch = sums.pitch_elements() * 2;
+  // Past the tile's reach on GPUs: box_sliding, one launch per band. A work-group walks down the
+  // column sums of kSlideWidth + 2 radius columns for kSlideRows rows and takes the row sums out
+  // of prefix sums in local memory, a chunk of rows at a time (kernels/box.cl). Null where the
+  // device's work-groups or local memory are too small for it.
+  static constexpr int kSlideWidth = 128;
+  static constexpr int kSlideRows = 64;
+  static constexpr int kSlideGroup = 256;
 
+  struct Slide {
+    int span;   // TILE_SPAN
+    int chunk;  // TILE_CHUNK
+  };
+
+  std::optional<Slide> slide(const Device& device) const {
+    const int span = (kSlideWidth + 2 * radius_ + 7) / 8 * 8;
+    const int segments = span / 8;
+    if (device.info().max_work_group_size < static_cast<std::size_t>(kSlideGroup) ||
+        segments > kSlideGroup) {
+      return {};
+    }
+    // Local memory: per row of a chunk, span + span / 8 column sums and the segments' totals.
+    const std::size_t row_bytes = sizeof(cl_uint4) * (span + span / 8 + segments);
+    for (int chunk = 8; chunk >= 1; chunk /= 2) {
+      if (chunk * segments <= kSlideGroup && chunk * row_bytes <= device.info().local_memory) {
+        return Slide{span, chunk};
+      }
+    }
+    return {};
+  }
+
+  void enqueue_sliding(BandContext& ctx, const Slide& slide, const DeviceImage& in,
+                       const DeviceImage& output) const {
     static const std::vector<std::string> kSources{"box.cl"};
-    cl::Program program =
-        ctx.program(kSources, "-DRADIUS=" + std::to_string(radius_) +
-                                  " -DPIXEL_RGBA8=1 -DSCAN_ROWS=" + std::to_string(kScanRows) +
-                                  " -DSCAN_GROUP=" + std::to_string(kScanGroup));
-    cl::Kernel columns = ctx.kernel(program, "box_columns");
-    set_image_args(columns, 0, in);
-    columns.setArg(3, sums.buffer);
-    columns.setArg(4, sums.first_row);
-    columns.setArg(5, sums_pitch);
-    columns.setArg(6, width);
-    columns.setArg(7, ctx.frame_height());
-    columns.setArg(8, ctx.y0());
-    columns.setArg(9, ctx.y1());
-    ctx.enqueue(columns, static_cast<std::size_t>(width),
-                static_cast<std::size_t>(rows + kScanRows - 1) / kScanRows, "box column sums");
-
-    cl::Kernel scan = ctx.kernel(program, "box_row_scan");
-    scan.setArg(0, sums.buffer);
-    scan.setArg(1, sums.first_row);
-    scan.setArg(2, sums_pitch);
-    set_image_args(scan, 3, output);
-    scan.setArg(6, width);
-    scan.setArg(7, ctx.y0());
-    ctx.set_epilogue_args(scan, 8);
-    const std::size_t segments = (static_cast<std::size_t>(width) + 4 * kScanGroup - 1) /
-                                 (4 * kScanGroup);
-    ctx.enqueue(scan, cl::NDRange(segments * kScanGroup, static_cast<std::size_t>(rows)),
-                cl::NDRange(kScanGroup, 1), "box row prefix sums");
+    cl::Program program = ctx.program(
+        kSources, "-DRADIUS=" + std::to_string(radius_) + " -DPIXEL_RGBA8=1 -DTILE_W=" +
+                      std::to_string(kSlideWidth) + " -DTILE_H=" + std::to_string(kSlideRows) +
+                      " -DTILE_SPAN=" + std::to_string(slide.span) + " -DTILE_CHUNK=" +
+                      std::to_string(slide.chunk) + " -DTILE_GROUP=" + std::to_string(kSlideGroup));
+    cl::Kernel kernel = ctx.kernel(program, "box_sliding");
+    set_image_args(kernel, 0, in);
+    set_image_args(kernel, 3, output);
+    kernel.setArg(6, ctx.frame_width());
+    kernel.setArg(7, ctx.frame_height());
+    kernel.setArg(8, ctx.y0());
+    kernel.setArg(9, ctx.y1());
+    ctx.set_epilogue_args(kernel, 10);
+    const auto groups = [](int n, int per) {
+      return static_cast<std::size_t>((n + per - 1) / per);
+    };
+    ctx.enqueue(kernel,
+                cl::NDRange(groups(ctx.frame_width(), kSlideWidth) * kSlideGroup,
+                            groups(ctx.y1() - ctx.y0(), kSlideRows)),
+                cl::NDRange(kSlideGroup, 1), "box (sliding)");
   }
 
   // Running sums in double: exact for 8-bit values, and far below the kernels' float error for

@@ -16,10 +16,9 @@
 //  - tiles (GPUs, rgba8):
 //    RADIUS <= 8: box_tiled, the direct sums of both passes in one launch through a
 //    local-memory tile (separable.clh): no walks, every pixel a work-item's.
-//    RADIUS <= 128: box_columns then box_row_scan (SCAN_* defined), below: short walks down
-//    columns one pixel a work-item, 16-bit column sums, then the row sums out of a prefix sum
-//    in local memory: work per pixel independent of the radius, and as many work-items as
-//    pixels for the GPU's lanes.
+//    RADIUS <= 128: box_sliding (TILE_* defined), below: walks down columns, one column a
+//    work-item, and the row sums out of prefix sums in local memory, in one launch: work per
+//    pixel independent of the radius, and no intermediate image.
 //  - rows: box_vertical then box_horizontal, the running sums above.
 // The last kernel stores through TANDEM_STORE4_*: a point-wise chain after the blur runs in it.
 
@@ -173,96 +172,129 @@ __kernel __attribute__((reqd_work_group_size(SEP_GX, SEP_GY, 1))) void box_tiled
 }
 #endif
 
-#if PIXEL_RGBA8 && defined(SCAN_GROUP)
-// SCAN_ROWS     rows a work-item of box_columns walks down
-// SCAN_GROUP    work-items of a box_row_scan work-group, four output pixels each
-#define SCAN_SEGMENT (4 * SCAN_GROUP)
-#define SCAN_ENTRIES (SCAN_SEGMENT + 2 * RADIUS)
-#define SCAN_CHUNK ((SCAN_ENTRIES + SCAN_GROUP - 1) / SCAN_GROUP)
+#if PIXEL_RGBA8 && defined(TILE_SPAN)
+// TILE_W      output pixels of a work-group across; TILE_H its rows down
+// TILE_SPAN   the column sums its rows need: TILE_W + 2 RADIUS, rounded up to a multiple of 8
+// TILE_CHUNK  rows whose column sums are in local memory at a time
+// TILE_GROUP  work-items of a work-group, at least TILE_CHUNK * TILE_SPAN / 8 and TILE_W / 4
+#define TILE_COLUMNS ((TILE_SPAN + TILE_GROUP - 1) / TILE_GROUP)
+#define TILE_SEGMENTS (TILE_SPAN / 8)
+// An unused entry after every 8: the scan's work-items read 8 entries apart, 9 with it, which
+// spreads their reads over the banks.
+#define TILE_AT(i) ((i) + ((i) >> 3))
+#define TILE_ROW TILE_AT(TILE_SPAN)
 
-// Column sums of 2 RADIUS + 1 rows (reflected) for rows [ys, ys + SCAN_ROWS) of the band's
-// [y0, y1), ys = y0 + SCAN_ROWS * id, one pixel a work-item. At most 255 (2 RADIUS + 1) = 65535
-// for RADIUS <= 128: 16 bits hold them. dst is 8 bytes a pixel, its pitch in ushorts.
-__kernel void box_columns(const __global uchar* restrict src, int src_first, int src_pitch,
-                          __global ushort* restrict dst, int dst_first, int dst_pitch,
-                          int width, int height, int y0, int y1) {
-  const int x = (int)get_global_id(0);
-  const int ys = y0 + (int)get_global_id(1) * SCAN_ROWS;
-  if (x >= width || ys >= y1) return;
-  const int ye = min(ys + SCAN_ROWS, y1);
-  // Row offsets reach -RADIUS .. height - 1 + RADIUS.
-  const bool near = height > RADIUS;
-  const __global uchar4* restrict column = (const __global uchar4*)src + x;
-  __global ushort4* restrict out = (__global ushort4*)dst + x;
-#define ROW(r) \
-  convert_uint4(column[(size_t)(tandem_reflect((r), height, near) - src_first) * (src_pitch / 4)])
-  uint4 sum = ROW(ys);
-#pragma unroll 8
-  for (int k = 1; k <= RADIUS; ++k) sum += ROW(ys - k) + ROW(ys + k);
-  out[(size_t)(ys - dst_first) * (dst_pitch / 4)] = convert_ushort4(sum);
-#pragma unroll 4
-  for (int y = ys + 1; y < ye; ++y) {
-    // Unsigned wrap-around in between is harmless: the true sum is never negative.
-    sum += ROW(y + RADIUS) - ROW(y - 1 - RADIUS);
-    out[(size_t)(y - dst_first) * (dst_pitch / 4)] = convert_ushort4(sum);
-  }
-#undef ROW
-}
-
-// Means of pixels [x0, x0 + SCAN_SEGMENT) of row y0 + id(1), x0 = SCAN_SEGMENT * group(0): the
-// column sums from x0 - RADIUS on (reflected) go to local memory, become an inclusive prefix
-// sum P there (each work-item scans a chunk, a Hillis-Steele scan joins the chunks' totals), and
-// the window of pixel x0 + p is P[p + 2 RADIUS] - P[p - 1]. Sums stay below 2^32.
-__kernel __attribute__((reqd_work_group_size(SCAN_GROUP, 1, 1))) void box_row_scan(
-    const __global ushort* restrict src, int src_first, int src_pitch,
-    __global uchar* restrict dst, int dst_first, int dst_pitch, int width,
-    int y0 TANDEM_EPILOGUE_PARAMS) {
-  __local uint4 prefix[SCAN_CHUNK * SCAN_GROUP];
-  __local uint4 totals[SCAN_GROUP];
+// Output rows [ys, ys + TILE_H) of the band's [y0, y1) and pixels [x0, x0 + TILE_W), in one
+// launch: each work-item walks down one or two of the TILE_SPAN columns from x0 - RADIUS on
+// (reflected) keeping their sums of 2 RADIUS + 1 rows; every TILE_CHUNK rows the sums go to
+// local memory, become inclusive prefix sums P along each row (a segment of 8 entries a
+// work-item, then the totals of the segments before it), and the window of pixel x0 + p is
+// P[p + 2 RADIUS] - P[p - 1]. Sums stay below 2^32; no intermediate image in global memory.
+__kernel __attribute__((reqd_work_group_size(TILE_GROUP, 1, 1))) void box_sliding(
+    const __global uchar* restrict src, int src_first, int src_pitch,
+    __global uchar* restrict dst, int dst_first, int dst_pitch, int width, int height, int y0,
+    int y1 TANDEM_EPILOGUE_PARAMS) {
+  __local uint4 sums[TILE_CHUNK * TILE_ROW];
+  __local uint4 totals[TILE_CHUNK * TILE_SEGMENTS];
   const int lid = (int)get_local_id(0);
-  const int x0 = (int)get_group_id(0) * SCAN_SEGMENT;
-  const int y = y0 + (int)get_global_id(1);
-  const __global ushort4* restrict row =
-      (const __global ushort4*)(src + (size_t)(y - src_first) * src_pitch);
-  // Offsets reach -RADIUS .. width - 1 + RADIUS once clamped: one reflection at most.
-  const bool near = width > RADIUS;
-  for (int i = lid; i < SCAN_ENTRIES; i += SCAN_GROUP) {
-    const int column = min(x0 - RADIUS + i, width - 1 + RADIUS);
-    prefix[i] = convert_uint4(row[tandem_reflect(column, width, near)]);
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-
-  __local uint4* chunk = prefix + lid * SCAN_CHUNK;
-  uint4 running = (uint4)(0);
-  for (int i = 0; i < SCAN_CHUNK; ++i) {
-    if (lid * SCAN_CHUNK + i < SCAN_ENTRIES) {
-      running += chunk[i];
-      chunk[i] = running;
+  const int x0 = (int)get_group_id(0) * TILE_W;
+  const int ys = y0 + (int)get_group_id(1) * TILE_H;
+  const int ye = min(ys + TILE_H, y1);
+  // Offsets reach -RADIUS .. height - 1 + RADIUS (rows) and, clamped, -RADIUS ..
+  // width - 1 + RADIUS (columns): one reflection at most where the frame is larger.
+  const bool near_rows = height > RADIUS;
+  const bool near_columns = width > RADIUS;
+  const size_t pitch = (size_t)(src_pitch / 4);
+  const __global uchar4* restrict column[TILE_COLUMNS];
+  uint4 sum[TILE_COLUMNS];
+#define LOAD(c, r) column[c][(size_t)(tandem_reflect((r), height, near_rows) - src_first) * pitch]
+#pragma unroll
+  for (int c = 0; c < TILE_COLUMNS; ++c) {
+    const int i = min(lid + c * TILE_GROUP, TILE_SPAN - 1);
+    const int x = tandem_reflect(min(x0 - RADIUS + i, width - 1 + RADIUS), width, near_columns);
+    column[c] = (const __global uchar4*)src + x;
+    sum[c] = convert_uint4(LOAD(c, ys));
+#pragma unroll 16
+    for (int k = 1; k <= RADIUS; ++k) {
+      sum[c] += convert_uint4(LOAD(c, ys - k)) + convert_uint4(LOAD(c, ys + k));
     }
   }
-  totals[lid] = running;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int step = 1; step < SCAN_GROUP; step *= 2) {
-    const uint4 add = lid >= step ? totals[lid - step] : (uint4)(0);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    totals[lid] += add;
-    barrier(CLK_LOCAL_MEM_FENCE);
+  // The values that enter and leave the columns' windows in a chunk's rows, loaded a chunk
+  // ahead: their loads are in flight while the work-group scans and stores the chunk before.
+  uchar4 enter[TILE_COLUMNS][TILE_CHUNK];
+  uchar4 leave[TILE_COLUMNS][TILE_CHUNK];
+#define PREFETCH(yc)                                              \
+  _Pragma("unroll") for (int c = 0; c < TILE_COLUMNS; ++c) {      \
+    _Pragma("unroll") for (int r = 0; r < TILE_CHUNK; ++r) {      \
+      const int y = min((yc) + r, ye - 1);                        \
+      enter[c][r] = LOAD(c, y + RADIUS);                          \
+      leave[c][r] = LOAD(c, max(y - 1, ys) - RADIUS);             \
+    }                                                             \
   }
-  if (lid > 0) {
-    const uint4 before = totals[lid - 1];
-    for (int i = 0; i < SCAN_CHUNK; ++i) chunk[i] += before;
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
+  PREFETCH(ys);
 
-  const int p = 4 * lid;
-  const int x = x0 + p;
-  if (x >= width) return;
-#define WINDOW(q) (prefix[(q) + 2 * RADIUS] - ((q) > 0 ? prefix[(q) - 1] : (uint4)(0)))
+  for (int yc = ys; yc < ye; yc += TILE_CHUNK) {
+    const int rows = min(TILE_CHUNK, ye - yc);
+#pragma unroll
+    for (int r = 0; r < TILE_CHUNK; ++r) {
+#pragma unroll
+      for (int c = 0; c < TILE_COLUMNS; ++c) {
+        const int i = lid + c * TILE_GROUP;
+        // Unsigned wrap-around in between is harmless: the true sum is never negative.
+        if (yc + r > ys) sum[c] += convert_uint4(enter[c][r]) - convert_uint4(leave[c][r]);
+        if (r < rows && i < TILE_SPAN) sums[r * TILE_ROW + TILE_AT(i)] = sum[c];
+      }
+    }
+    PREFETCH(yc + TILE_CHUNK);
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    // Inclusive prefix sums along each row: a work-item scans a segment of 8 entries, then adds
+    // the totals of the segments before it.
+    const int r = lid / TILE_SEGMENTS;
+    const int s = lid % TILE_SEGMENTS;
+    __local uint4* row = sums + r * TILE_ROW + TILE_AT(8 * s);
+    const bool scans = r < rows;
+    uint4 prefix[8];
+    if (scans) {
+      prefix[0] = row[0];
+#pragma unroll
+      for (int k = 1; k < 8; ++k) prefix[k] = prefix[k - 1] + row[k];
+      totals[lid] = prefix[7];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (scans) {
+      uint4 before = (uint4)(0);
+#pragma unroll
+      for (int j = 0; j < TILE_SEGMENTS - 1; ++j) {
+        before += j < s ? totals[r * TILE_SEGMENTS + j] : (uint4)(0);
+      }
+#pragma unroll
+      for (int k = 0; k < 8; ++k) row[k] = prefix[k] + before;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    for (int u = lid; u < rows * (TILE_W / 4); u += TILE_GROUP) {
+      const int p = 4 * (u % (TILE_W / 4));
+      const int x = x0 + p;
+      if (x >= width) continue;
+      const __local uint4* prefix = sums + (u / (TILE_W / 4)) * TILE_ROW;
+#define P(i) prefix[TILE_AT(i)]
 #define MEAN(s) convert_uchar4(((s) + (uint4)(AREA / 2)) / (uint4)(AREA))
-  const uchar16 means =
-      (uchar16)(MEAN(WINDOW(p)), MEAN(WINDOW(p + 1)), MEAN(WINDOW(p + 2)), MEAN(WINDOW(p + 3)));
-#undef WINDOW
+      const uint4 before = p > 0 ? P(p - 1) : (uint4)(0);
+      const uint4 w0 = P(p + 2 * RADIUS);
+      const uint4 w1 = P(p + 1 + 2 * RADIUS);
+      const uint4 w2 = P(p + 2 + 2 * RADIUS);
+      const uint4 w3 = P(p + 3 + 2 * RADIUS);
+      const uchar16 means = (uchar16)(MEAN(w0 - before), MEAN(w1 - P(p)), MEAN(w2 - P(p + 1)),
+                                      MEAN(w3 - P(p + 2)));
+#undef P
 #undef MEAN
-  TANDEM_STORE4_RGBA8(dst + (size_t)(y - dst_first) * dst_pitch, x, means);
+      TANDEM_STORE4_RGBA8(dst + (size_t)(yc + u / (TILE_W / 4) - dst_first) * dst_pitch, x,
+                          means);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+#undef PREFETCH
+#undef LOAD
 }
 #endif

@@ -80,6 +80,7 @@ DeviceInfo describe(const cl::Platform& platform, const cl::Device& d, int p, in
   info.global_memory = d.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>();
   info.base_address_alignment = d.getInfo<CL_DEVICE_MEM_BASE_ADDR_ALIGN>() / 8;  // bits
   info.max_work_group_size = d.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>();
+  info.local_memory = d.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>();
   info.preferred_vector_width_char = d.getInfo<CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR>();
   info.preferred_vector_width_float = d.getInfo<CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT>();
   info.host_unified_memory = d.getInfo<CL_DEVICE_HOST_UNIFIED_MEMORY>() != CL_FALSE;

@@ -34,6 +34,7 @@ struct DeviceInfo {
   std::uint64_t global_memory = 0;         ///< bytes
   std::size_t base_address_alignment = 0;  ///< bytes (CL_DEVICE_MEM_BASE_ADDR_ALIGN / 8)
   std::size_t max_work_group_size = 0;
+  std::size_t local_memory = 0;  ///< bytes of local memory a work-group may use
   unsigned preferred_vector_width_char = 0;
   unsigned preferred_vector_width_float = 0;
   bool host_unified_memory = false;  ///< shares memory with the host (CPU devices, iGPUs)
