@@ -46,6 +46,10 @@ Walks walk_lengths(const Device& device, int radius) {
   return {radius <= 96 ? 32 : window, multiple_of_4(std::max(256, window))};
 }
 
+/// The largest radius of the direct sums in the separable tile on GPUs: past it, box_sliding's
+/// work per pixel, independent of the radius, is less.
+constexpr int kMaxTiledRadius = 8;
+
 /// The largest radius of the GPU's sliding schedule: its work-groups' 256 work-items walk down
 /// the 128 + 2 radius columns they need, two each at most.
 constexpr int kMaxSlideRadius = 128;
@@ -61,7 +65,7 @@ class Box final : public Filter {
                const DeviceImage& output) const override {
     const DeviceImage& in = inputs[0];
     if (ctx.schedule() == Schedule::tiles && in.format == PixelFormat::rgba8) {
-      if (radius_ <= separable::kMaxRadius) {
+      if (radius_ <= kMaxTiledRadius && separable::fits(ctx.device(), radius_)) {
         enqueue_tiled(ctx, in, output);
         return;
       }

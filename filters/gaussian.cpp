@@ -133,7 +133,7 @@ class Gaussian final : public Filter {
                const DeviceImage& output) const override {
     const DeviceImage& in = inputs[0];
     if (ctx.schedule() == Schedule::tiles && in.format == PixelFormat::rgba8 &&
-        rgba8_.radius <= separable::kMaxRadius) {
+        separable::fits(ctx.device(), rgba8_.radius)) {
       enqueue_tiled(ctx, in, output);
       return;
     }

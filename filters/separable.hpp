@@ -5,6 +5,7 @@
 
 #include <CL/opencl.hpp>
 
+#include "tandem/device.hpp"
 #include "tandem/filter.hpp"
 
 namespace tandem::separable {
@@ -12,8 +13,16 @@ namespace tandem::separable {
 constexpr std::size_t kGroupX = 8;     // SEP_GX
 constexpr std::size_t kGroupY = 16;    // SEP_GY
 constexpr std::size_t kTileRows = 32;  // SEP_ROWS = SEP_GY * SEP_VR
-/// The largest radius the tile serves: its 16-byte loads reach two groups of four pixels.
-constexpr int kMaxRadius = 8;
+/// The largest radius the tile serves: its local memory holds 32 + 2 radius rows of 32 pixels'
+/// horizontal sums (float4 each), 40 KB at radius 24, under the 48 KB GPUs give a work-group.
+constexpr int kMaxRadius = 24;
+
+/// Whether the tile of `radius` fits the device's local memory and work-group size.
+inline bool fits(const Device& device, int radius) {
+  const std::size_t tile_bytes = 4 * (kTileRows + 2 * radius) * kGroupX * 16;
+  return radius <= kMaxRadius && tile_bytes <= device.info().local_memory &&
+         kGroupX * kGroupY <= device.info().max_work_group_size;
+}
 
 inline cl::NDRange group() {
   return {kGroupX, kGroupY};

@@ -18,7 +18,7 @@
 // Work-items handle four pixels: one 16-byte (rgba8) or 64-byte (rgba32f) load per tap.
 //
 // Two schedules (filters/gaussian.cpp picks one per device):
-//  - tiles (GPUs, rgba8, RADIUS <= 8): gaussian_tiled, both passes in one launch through a
+//  - tiles (GPUs, rgba8, RADIUS <= 24): gaussian_tiled, both passes in one launch through a
 //    local-memory tile (separable.clh); exact integer sums, equal to the rows schedule.
 //  - rows: gaussian_vertical then gaussian_horizontal through a float scratch image.
 // The last kernel stores through TANDEM_STORE4_*: a point-wise chain after the blur runs in it.

@@ -270,12 +270,15 @@ TEST(Stencils, BandsAcrossDevicesEqualTheWholeFrame) {
 }
 
 // The tiled schedule (GPUs' own) forced on every device: gaussian and box within its reach on
-// 8-bit frames, exact as the rows schedule, also on frames smaller than one tile; float frames
+// 8-bit frames (gaussian up to radius 24; box up to 8 in the separable tile, up to 128 in
+// box_sliding), exact as the rows schedule, also on frames smaller than one tile; float frames
 // and larger radii fall back to rows. bilateral runs bilateral_tiled on both formats.
 TEST(Stencils, TiledScheduleMatchesReferenceOnEveryDevice) {
   check_against_reference({{"gaussian=sigma=0.5", 0},
                            {"gaussian=sigma=2", 0},
-                           {"gaussian=sigma=2.5", 0},  // radius 8 on rgba8: the tile's reach
+                           {"gaussian=sigma=2.5", 0},
+                           {"gaussian=sigma=8", 0, false},    // radius 24: the tile's reach
+                           {"gaussian=sigma=8.5", 0, false},  // radius 26: rows
                            {"box=radius=1", 0},
                            {"box=radius=8", 0},
                            // Past the tile's reach: column walks and prefix sums along rows,
@@ -299,6 +302,7 @@ TEST(Stencils, TiledBandsEqualTheWholeFrame) {
       {"box=radius=3", "gaussian=sigma=2"},
       {"gaussian=sigma=2.5", "box=radius=1"},
       {"gaussian=sigma=2", "box=radius=64"},
+      {"gaussian=sigma=8", "saturation=1.3"},
       {"box=radius=3", "bilateral=sigma_s=3:sigma_r=0.1", "gaussian=sigma=2"},
   };
   check_bands(device_ids().front(),
