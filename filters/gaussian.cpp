@@ -107,22 +107,26 @@ int vertical_rows_per_item(const Device& device) {
   return device.info().type == DeviceType::gpu ? 4 : 1;
 }
 
-// -DTAPS: the 8-bit weights as the integers they are multiples of 1/256 of.
-std::string integer_taps(const Taps& taps) {
+// -D<name>=: the 8-bit weights as the integers they are multiples of 1/256 of (TAPS for the
+// tiled schedule, ROW_TAPS for the rows schedule's vertical pass on CPUs).
+std::string integer_taps(const Taps& taps, const char* name = "TAPS") {
   std::string list;
   for (float w : taps.weights) {
     if (!list.empty()) list += ',';
     list += std::to_string(std::lround(w * 256));
   }
-  return " -DTAPS=" + list;
+  return std::string(" -D") + name + "=" + list;
 }
 
 class Gaussian final : public Filter {
  public:
   explicit Gaussian(const Params& params)
       : rgba8_(taps_rgba8(params["sigma"])), rgba32f_(taps_rgba32f(params["sigma"])) {
-    options_rgba8_ = program_options(rgba8_, PixelFormat::rgba8);
+    // Made once: the options are part of each frame's program look-up.
+    options_rgba8_ = program_options(rgba8_, PixelFormat::rgba8) + integer_taps(rgba8_, "ROW_TAPS");
     options_rgba32f_ = program_options(rgba32f_, PixelFormat::rgba32f);
+    options_tiled_ =
+        program_options(rgba8_, PixelFormat::rgba8) + integer_taps(rgba8_) + " -DGAUSSIAN_VROWS=1";
   }
 
   // The float kernel is the wider one; the halo does not know the pixel format.
@@ -170,8 +174,7 @@ class Gaussian final : public Filter {
   // Both passes in one launch through a local-memory tile (kernels/separable.clh).
   void enqueue_tiled(BandContext& ctx, const DeviceImage& in, const DeviceImage& output) const {
     static const std::vector<std::string> kSources{"separable.clh", "gaussian.cl"};
-    cl::Program program =
-        ctx.program(kSources, options_rgba8_ + integer_taps(rgba8_) + " -DGAUSSIAN_VROWS=1");
+    cl::Program program = ctx.program(kSources, options_tiled_);
     cl::Kernel kernel = ctx.kernel(program, "gaussian_tiled");
     set_image_args(kernel, 0, in);
     set_image_args(kernel, 3, output);
@@ -241,6 +244,7 @@ class Gaussian final : public Filter {
   Taps rgba32f_;
   std::string options_rgba8_;
   std::string options_rgba32f_;
+  std::string options_tiled_;
 };
 
 FilterSpec describe_gaussian() {
