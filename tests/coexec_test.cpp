@@ -179,7 +179,9 @@ TEST(SplitMemory, ASecondRunStartsFromTheLearnedRatio) {
     Pipeline first(set, Graph::parse("saturation=1.3"));
     Frame out;
     for (int i = 0; i < 12; ++i) first.process(input, out);
-    learned = first.report().split_trace.back();
+    // The policy's split, not the last frame's: a frame may carry a probe share for a device
+    // sitting out (on an H100 next to PoCL the CPU's 0.02 where the policy held 0.094).
+    learned = first.report().learned_split;
   }
   ASSERT_TRUE(fs::exists(dir / "splits"));
   std::vector<fs::path> files;
@@ -187,7 +189,8 @@ TEST(SplitMemory, ASecondRunStartsFromTheLearnedRatio) {
   ASSERT_EQ(files.size(), 1u);
   double stored = -1;
   std::ifstream(files[0]) >> stored;
-  EXPECT_NEAR(stored, learned[0], 0.05);  // what the first run learned was saved
+  ASSERT_FALSE(learned.empty());
+  EXPECT_NEAR(stored, learned[0], 1e-5);  // what the first run learned was saved (6 digits)
   // Whatever the file says is where the next run starts (a ratio unlike any learned here).
   {
     std::ofstream out(files[0]);

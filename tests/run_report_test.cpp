@@ -68,10 +68,13 @@ TEST(RunReportJson, DescribesTheRunOnTheDevicesOpened) {
     for (const json& f : frame) sum += f.get<double>();
     EXPECT_NEAR(sum, 1.0, 1e-5);
   }
+  // A fixed split learns nothing (coexec_test's SplitMemory reads an adaptive one's).
+  EXPECT_TRUE(j.at("learned_split").is_array());
+  EXPECT_TRUE(j["learned_split"].empty());
   EXPECT_TRUE(j.at("fallbacks").is_array());
   EXPECT_TRUE(j["fallbacks"].empty());
   // One line per member and per device, however many frames: the split trace is one line.
-  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), static_cast<std::ptrdiff_t>(8 + n));
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), static_cast<std::ptrdiff_t>(9 + n));
 }
 
 TEST(RunReportJson, NamesWithQuotesBackslashesAndControlCharactersRoundTrip) {

@@ -652,7 +652,10 @@ void Pipeline::Impl::record(std::uint64_t ticket, const std::vector<double>& fra
     r.kernel_ms += times[d].compute;
     r.download_ms += times[d].download;
   }
-  if (policy) policy->observe(timings);
+  if (policy) {
+    policy->observe(timings);
+    report.learned_split = policy->state();
+  }
   ++report.frames;
   report.split_trace.push_back(fractions);
   recent_splits.emplace_back(ticket, fractions);

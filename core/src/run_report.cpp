@@ -34,6 +34,8 @@ std::string RunReport::to_json() const {
     for (double f : frame) fractions.push_back(six_digits(f));
     j["split_trace"].push_back(std::move(fractions));
   }
+  j["learned_split"] = Json::array();
+  for (double f : learned_split) j["learned_split"].push_back(six_digits(f));
   j["fallbacks"] = fallbacks;
   std::string out;
   lay_out(j, 0, out);

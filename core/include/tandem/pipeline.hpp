@@ -53,12 +53,16 @@ struct RunReport {
   double wall_ms = 0;  ///< host time while at least one frame was on the devices
   std::vector<DeviceReport> devices;
   std::vector<std::vector<double>> split_trace;  ///< per frame, fraction of rows per device
+  /// The split the policy has learned, without the probe shares a frame's split may carry: what
+  /// a run remembers for the next one (empty for fixed splits).
+  std::vector<double> learned_split;
   std::vector<std::string> fallbacks;            ///< one line per device taken out of the split
   /// The report as a JSON object, one member per line:
   ///   "frames" (int), "wall_ms" (number),
   ///   "devices": [{"id", "name", "type" ("cpu", "gpu", ...), "share", "busy_ms", "upload_ms",
   ///                "kernel_ms", "download_ms" (numbers), "failed" (bool)}, ...] in device order,
   ///   "split_trace": [[fraction per device], ...] one array per frame,
+  ///   "learned_split": [fraction per device],
   ///   "fallbacks": ["...", ...].
   /// Numbers have six significant digits, those that are not finite are null; bytes of names
   /// that are not UTF-8 become U+FFFD.
