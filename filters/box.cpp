@@ -119,13 +119,7 @@ class Box final : public Filter {
     cl::Program program = ctx.program(
         kSources, "-DRADIUS=" + std::to_string(radius_) + " -DPIXEL_RGBA8=1 -DTAPS=" + taps);
     cl::Kernel kernel = ctx.kernel(program, "box_tiled");
-    set_image_args(kernel, 0, in);
-    set_image_args(kernel, 3, output);
-    kernel.setArg(6, ctx.frame_width());
-    kernel.setArg(7, ctx.frame_height());
-    kernel.setArg(8, ctx.y0());
-    kernel.setArg(9, ctx.y1());
-    ctx.set_epilogue_args(kernel, 10);
+    separable::set_band_args(kernel, ctx, in, output);
     ctx.enqueue(kernel, separable::grid(ctx), separable::group(), "box (tiled)");
   }
 
@@ -168,13 +162,7 @@ class Box final : public Filter {
                       " -DTILE_SPAN=" + std::to_string(slide.span) + " -DTILE_CHUNK=" +
                       std::to_string(slide.chunk) + " -DTILE_GROUP=" + std::to_string(kSlideGroup));
     cl::Kernel kernel = ctx.kernel(program, "box_sliding");
-    set_image_args(kernel, 0, in);
-    set_image_args(kernel, 3, output);
-    kernel.setArg(6, ctx.frame_width());
-    kernel.setArg(7, ctx.frame_height());
-    kernel.setArg(8, ctx.y0());
-    kernel.setArg(9, ctx.y1());
-    ctx.set_epilogue_args(kernel, 10);
+    separable::set_band_args(kernel, ctx, in, output);
     const auto groups = [](int n, int per) {
       return static_cast<std::size_t>((n + per - 1) / per);
     };

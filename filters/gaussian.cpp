@@ -176,13 +176,7 @@ class Gaussian final : public Filter {
     static const std::vector<std::string> kSources{"separable.clh", "gaussian.cl"};
     cl::Program program = ctx.program(kSources, options_tiled_);
     cl::Kernel kernel = ctx.kernel(program, "gaussian_tiled");
-    set_image_args(kernel, 0, in);
-    set_image_args(kernel, 3, output);
-    kernel.setArg(6, ctx.frame_width());
-    kernel.setArg(7, ctx.frame_height());
-    kernel.setArg(8, ctx.y0());
-    kernel.setArg(9, ctx.y1());
-    ctx.set_epilogue_args(kernel, 10);
+    separable::set_band_args(kernel, ctx, in, output);
     ctx.enqueue(kernel, separable::grid(ctx), separable::group(), "gaussian (tiled)");
   }
 

@@ -28,6 +28,20 @@ inline cl::NDRange group() {
   return {kGroupX, kGroupY};
 }
 
+/// Binds the arguments of a stencil that runs in one launch per band (gaussian_tiled, box_tiled,
+/// box_sliding): src, dst (three each, see set_image_args), the frame's width and height, the
+/// band's y0 and y1, then the epilogue's.
+inline void set_band_args(cl::Kernel& kernel, BandContext& ctx, const DeviceImage& in,
+                          const DeviceImage& output) {
+  set_image_args(kernel, 0, in);
+  set_image_args(kernel, 3, output);
+  kernel.setArg(6, ctx.frame_width());
+  kernel.setArg(7, ctx.frame_height());
+  kernel.setArg(8, ctx.y0());
+  kernel.setArg(9, ctx.y1());
+  ctx.set_epilogue_args(kernel, 10);
+}
+
 /// The work-items covering the band's rows of the frame, whole work-groups.
 inline cl::NDRange grid(const BandContext& ctx) {
   const std::size_t groups = static_cast<std::size_t>(ctx.frame_width() + 3) / 4;
