@@ -125,7 +125,7 @@ class Box final : public Filter {
 
   // Past the tile's reach on GPUs: box_sliding, one launch per band. A work-group walks down the
   // column sums of kSlideWidth + 2 radius columns for kSlideRows rows and takes the row sums out
-  // of prefix sums in local memory, a chunk of rows at a time (kernels/box.cl). Null where the
+  // of prefix sums in local memory, a chunk of rows at a time (kernels/box.cl). None where the
   // device's work-groups or local memory are too small for it.
   static constexpr int kSlideWidth = 128;
   static constexpr int kSlideRows = 64;
@@ -139,10 +139,7 @@ class Box final : public Filter {
   std::optional<Slide> slide(const Device& device) const {
     const int span = (kSlideWidth + 2 * radius_ + 7) / 8 * 8;
     const int segments = span / 8;
-    if (device.info().max_work_group_size < static_cast<std::size_t>(kSlideGroup) ||
-        segments > kSlideGroup) {
-      return {};
-    }
+    if (device.info().max_work_group_size < static_cast<std::size_t>(kSlideGroup)) return {};
     // Local memory: per row of a chunk, span + span / 8 column sums and the segments' totals.
     const std::size_t row_bytes = sizeof(cl_uint4) * (span + span / 8 + segments);
     for (int chunk = 8; chunk >= 1; chunk /= 2) {

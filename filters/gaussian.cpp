@@ -123,10 +123,10 @@ class Gaussian final : public Filter {
   explicit Gaussian(const Params& params)
       : rgba8_(taps_rgba8(params["sigma"])), rgba32f_(taps_rgba32f(params["sigma"])) {
     // Made once: the options are part of each frame's program look-up.
-    options_rgba8_ = program_options(rgba8_, PixelFormat::rgba8) + integer_taps(rgba8_, "ROW_TAPS");
+    const std::string rgba8 = program_options(rgba8_, PixelFormat::rgba8);
+    options_rgba8_ = rgba8 + integer_taps(rgba8_, "ROW_TAPS");
     options_rgba32f_ = program_options(rgba32f_, PixelFormat::rgba32f);
-    options_tiled_ =
-        program_options(rgba8_, PixelFormat::rgba8) + integer_taps(rgba8_) + " -DGAUSSIAN_VROWS=1";
+    options_tiled_ = rgba8 + integer_taps(rgba8_) + " -DGAUSSIAN_VROWS=1";
   }
 
   // The float kernel is the wider one; the halo does not know the pixel format.

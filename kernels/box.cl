@@ -277,8 +277,8 @@ __kernel __attribute__((reqd_work_group_size(TILE_GROUP, 1, 1))) void box_slidin
       const int p = 4 * (u % (TILE_W / 4));
       const int x = x0 + p;
       if (x >= width) continue;
-      const __local uint4* prefix = sums + (u / (TILE_W / 4)) * TILE_ROW;
-#define P(i) prefix[TILE_AT(i)]
+      const __local uint4* scanned = sums + (u / (TILE_W / 4)) * TILE_ROW;
+#define P(i) scanned[TILE_AT(i)]
 #define MEAN(s) convert_uchar4(((s) + (uint4)(AREA / 2)) / (uint4)(AREA))
       const uint4 before = p > 0 ? P(p - 1) : (uint4)(0);
       const uint4 w0 = P(p + 2 * RADIUS);

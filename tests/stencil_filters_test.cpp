@@ -281,8 +281,8 @@ TEST(Stencils, TiledScheduleMatchesReferenceOnEveryDevice) {
                            {"gaussian=sigma=8.5", 0, false},  // radius 26: rows
                            {"box=radius=1", 0},
                            {"box=radius=8", 0},
-                           // Past the tile's reach: column walks and prefix sums along rows,
-                           // up to radius 128 (16-bit column sums), running sums beyond.
+                           // Past the tile's reach: box_sliding's column walks and prefix sums
+                           // in local memory up to radius 128, running sums beyond.
                            {"box=radius=9", 0, false},
                            {"box=radius=64", 0},
                            {"box=radius=128", 0, false},
