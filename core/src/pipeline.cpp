@@ -21,6 +21,7 @@
 #include <sstream>
 #include <thread>
 
+#include "band_plan.hpp"
 #include "plan.hpp"
 #include "quirks.hpp"
 #include "tandem/error.hpp"
@@ -29,23 +30,12 @@
 
 namespace tandem {
 
+using detail::BandPlan;
 using detail::Pass;
+using detail::Range;
 using detail::stage_args;
 
 namespace {
-
-struct Range {
-  int lo = 0;
-  int hi = 0;
-  bool empty() const { return hi <= lo; }
-  int rows() const { return hi - lo; }
-};
-
-Range unite(Range a, Range b) {
-  if (a.empty()) return b;
-  if (b.empty()) return a;
-  return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)};
-}
 
 // Weight of a new frame's statistics in the running estimate used by the next frame.
 constexpr double kStatsSmoothing = 0.25;
@@ -54,8 +44,6 @@ constexpr double kStatsSmoothing = 0.25;
 constexpr std::size_t kRecentSplits = 64;
 
 // Scratch slots of the executor, apart from one per value.
-constexpr int kSourceSlot = -1;
-constexpr int kOutputSlot = -2;
 constexpr int kStatsSlotBase = -1000;
 
 // A device failed while enqueuing or running its band.
@@ -113,6 +101,17 @@ struct DeviceTimes {
   }
 };
 
+// Tells the context of a device that shares the host's memory that the host wrote `buffer`
+// (a frame wrapped with CL_MEM_USE_HOST_PTR): an invalidating map and its unmap, which move
+// nothing there. Not blocking: the host touches nothing through the mapping, and the kernels
+// behind it on the in-order queue see the host's rows; waiting here would hold the submitting
+// thread until the frame before on this queue was done.
+void host_wrote(Device& device, const cl::Buffer& buffer, std::size_t bytes) {
+  void* p =
+      device.queue().enqueueMapBuffer(buffer, CL_FALSE, CL_MAP_WRITE_INVALIDATE_REGION, 0, bytes);
+  device.queue().enqueueUnmapMemObject(buffer, p);
+}
+
 double elapsed_ms(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
       .count();
@@ -132,6 +131,10 @@ struct FrameBinding {
   std::uint64_t owner = 0;  // Pipeline::Impl::id: addresses of dead pipelines get reused
   std::map<int, cl::Buffer> by_context;
 };
+
+bool same_args(const cl_float16& a, const cl_float16& b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
 
 std::string hex64(std::uint64_t v) {
   std::ostringstream s;
@@ -184,15 +187,18 @@ struct Pipeline::Impl {
   Graph graph;
   PipelineOptions options;
   std::unique_ptr<SplitPolicy> policy;
-  std::vector<std::unique_ptr<Filter>> filters;  // per graph node
-  std::vector<Pass> passes;
-  std::vector<PixelFormat> value_formats;  // value 0 is the source
-  int output_value = 0;
+  detail::Plan lowered;  // the graph's passes; the names below are its parts
+  std::vector<std::unique_ptr<Filter>>& filters = lowered.filters;
+  std::vector<Pass>& passes = lowered.passes;
+  std::vector<PixelFormat>& value_formats = lowered.value_formats;
+  int& output_value = lowered.output_value;
   PixelFormat input_format = PixelFormat::rgba8;
   bool compiled = false;
+  std::uint64_t generation = 0;  // counts compile()s: band plans of an older one are remade
   // frames_on_devices per device (frames take them in turn), so that a frame's upload never
   // writes buffers a frame before is still reading.
   std::vector<detail::Workspace> workspaces;
+  std::vector<BandPlan> band_plans;  // beside workspaces, one each
   std::vector<bool> failed;
   // Host memory that the set's discrete GPU reads into without staging (statistics partials).
   HostAllocator pinned;
@@ -237,6 +243,7 @@ struct Pipeline::Impl {
                   " is not in 1..8");
     }
     workspaces.resize(static_cast<std::size_t>(options.frames_on_devices) * devices.size());
+    band_plans.resize(workspaces.size());
     failed.assign(devices.size(), false);
     pinned = devices.host_allocator();
     share_sum.assign(devices.size(), 0.0);
@@ -256,6 +263,9 @@ struct Pipeline::Impl {
   void complete_all(std::unique_lock<std::mutex>& lock);
   void record(std::uint64_t ticket, const std::vector<double>& fractions,
               const std::vector<DeviceTimes>& times, bool overlapped = false);
+  // The plan of device d's band in workspace `slot`, made again when it was made for another
+  // band, frame or compile.
+  BandPlan& band_plan(std::size_t d, int slot, const Frame& input, const Frame& output, Range band);
   void enqueue_band(std::size_t d, int slot, const Frame& input, Frame& output, Range band,
                     BandEvents& events, std::vector<std::function<void()>>& after,
                     std::vector<StatsRows>& stats_rows, bool collect_stats);
@@ -276,12 +286,9 @@ struct Pipeline::Impl {
 void Pipeline::Impl::compile(PixelFormat input) {
   input_format = input;
   graph.validate(input);
-  detail::Plan plan = detail::lower(graph, input, options.fuse);
-  filters = std::move(plan.filters);
-  passes = std::move(plan.passes);
-  value_formats = std::move(plan.value_formats);
-  output_value = plan.output_value;
+  lowered = detail::lower(graph, input, options.fuse);
   compiled = true;
+  ++generation;
 }
 
 cl::Buffer Pipeline::Impl::frame_buffer(const Frame& frame, const Device& device,
@@ -302,6 +309,17 @@ cl::Buffer Pipeline::Impl::frame_buffer(const Frame& frame, const Device& device
   return it->second;
 }
 
+BandPlan& Pipeline::Impl::band_plan(std::size_t d, int slot, const Frame& input,
+                                    const Frame& output, Range band) {
+  const std::size_t i = slot * devices.size() + d;
+  BandPlan& plan = band_plans[i];
+  if (!plan.made_for(generation, band, input, output)) {
+    plan.make(lowered, generation, band, input, output,
+              {devices[d], workspaces[i], this, devices.row_alignment()});
+  }
+  return plan;
+}
+
 void Pipeline::Impl::enqueue_band(std::size_t d, int slot, const Frame& input, Frame& output,
                                   Range band, BandEvents& events,
                                   std::vector<std::function<void()>>& after,
@@ -312,41 +330,21 @@ void Pipeline::Impl::enqueue_band(std::size_t d, int slot, const Frame& input, F
   const int width = input.width();
   const int height = input.height();
   const bool zero_copy = device.info().host_unified_memory;
+  BandPlan& plan = band_plan(d, slot, input, output, band);
+  const std::vector<Range>& need = plan.need;
+  std::vector<DeviceImage>& images = plan.images;
 
-  // Rows each value must hold for this band: walk the passes backwards, widening by halos.
-  std::vector<Range> need(value_formats.size());
-  need[output_value] = band;
-  for (auto p = passes.rbegin(); p != passes.rend(); ++p) {
-    const Range r = need[p->output];
-    if (r.empty()) continue;
-    const Range in{std::max(0, r.lo - p->halo), std::min(height, r.hi + p->halo)};
-    for (int v : p->inputs) need[v] = unite(need[v], in);
-  }
-
-  auto image_for = [&](int slot, PixelFormat format, Range rows, std::size_t pitch) {
-    DeviceImage img;
-    img.format = format;
-    img.width = width;
-    img.first_row = rows.lo;
-    img.rows = rows.rows();
-    img.pitch = pitch;
-    img.buffer = ws.buffer(device.context(), this, slot, pitch * std::max(rows.rows(), 1));
-    return img;
-  };
-
-  std::vector<DeviceImage> images(value_formats.size());
   if (!need[0].empty()) {
     if (zero_copy) {
       // Its own read-only sub-buffer of the rows it reads: devices never share a buffer object
       // (runtimes such as PoCL serialise devices that use one buffer).
       cl_buffer_region region{input.pitch() * need[0].lo, input.pitch() * need[0].rows()};
-      images[0] = {frame_buffer(input, device, CL_MEM_READ_ONLY)
-                       .createSubBuffer(CL_MEM_READ_ONLY, CL_BUFFER_CREATE_TYPE_REGION, &region),
-                   input.format(), width, need[0].lo, need[0].rows(), input.pitch()};
+      images[0].buffer =
+          frame_buffer(input, device, CL_MEM_READ_ONLY)
+              .createSubBuffer(CL_MEM_READ_ONLY, CL_BUFFER_CREATE_TYPE_REGION, &region);
     } else {
       // On its own queue, so that it overlaps the kernels of the frame before; the kernels of
       // this frame wait for it.
-      images[0] = image_for(kSourceSlot, input.format(), need[0], input.pitch());
       cl::Event e;
       device.upload_queue().enqueueWriteBuffer(images[0].buffer, CL_FALSE, 0,
                                                input.pitch() * need[0].rows(),
@@ -357,16 +355,14 @@ void Pipeline::Impl::enqueue_band(std::size_t d, int slot, const Frame& input, F
   }
 
   // The band's rows of the output frame: its own sub-buffer, or a staging buffer read back.
-  DeviceImage band_out;
-  cl::Buffer band_sub;
+  DeviceImage& band_out = plan.band_out;
   const std::size_t band_bytes = output.pitch() * band.rows();
   if (zero_copy) {
     cl_buffer_region region{output.pitch() * band.lo, band_bytes};
-    band_sub = frame_buffer(output, device, CL_MEM_READ_WRITE)
-                   .createSubBuffer(CL_MEM_WRITE_ONLY, CL_BUFFER_CREATE_TYPE_REGION, &region);
-    band_out = {band_sub, output.format(), width, band.lo, band.rows(), output.pitch()};
-  } else {
-    band_out = image_for(kOutputSlot, output.format(), band, output.pitch());
+    band_out.buffer =
+        frame_buffer(output, device, CL_MEM_READ_WRITE)
+            .createSubBuffer(CL_MEM_WRITE_ONLY, CL_BUFFER_CREATE_TYPE_REGION, &region);
+    if (plan.direct) images[output_value].buffer = band_out.buffer;
   }
 
   struct Read {
@@ -379,12 +375,7 @@ void Pipeline::Impl::enqueue_band(std::size_t d, int slot, const Frame& input, F
     Pass& p = passes[pi];
     const Range r = need[p.output];
     if (r.empty()) continue;
-    const bool direct = p.output == output_value && r.lo == band.lo && r.hi == band.hi;
-    // Intermediates share the frame's pitch so that copying the result out is one copy.
-    const DeviceImage out = direct ? band_out
-                                   : image_for(p.output, p.format, r,
-                                               padded_pitch(width, p.format, devices.row_alignment()));
-    images[p.output] = out;
+    const DeviceImage& out = images[p.output];
     BandContext ctx(device, ws, ProgramCache::global(), width, height, r.lo, r.hi, events.compute,
                     options.schedule, p.has_epilogue() ? &p.epilogue : nullptr);
 
@@ -394,13 +385,40 @@ void Pipeline::Impl::enqueue_band(std::size_t d, int slot, const Frame& input, F
       p.filters.front()->enqueue(ctx, in, out);
       continue;
     }
-    cl::Program program = ctx.program(p.sources, p.options, p.generated);
-    cl::Kernel kernel = ctx.kernel(program, "tandem_fused");
-    cl_uint arg = 0;
-    for (int v : p.inputs) arg = set_image_args(kernel, arg, images[v]);
-    arg = set_image_args(kernel, arg, out);
-    kernel.setArg(arg++, r.lo);
-    for (Filter* f : p.filters) kernel.setArg(arg++, stage_args(*f->pointwise()));
+    BandPlan::Fused& fused = plan.fused[pi];
+    if (fused.stage_args.empty()) {
+      // Its own kernel object, its arguments bound once here: a pass's program may serve
+      // another pass, whose arguments differ.
+      if (!fused.kernel()) {
+        fused.kernel = cl::Kernel(ctx.program(p.sources, p.options, p.generated), "tandem_fused");
+      }
+      cl_uint arg = 0;
+      for (int v : p.inputs) {
+        fused.images.emplace_back(arg, v);
+        arg = set_image_args(fused.kernel, arg, images[v]);
+      }
+      fused.images.emplace_back(arg, p.output);
+      arg = set_image_args(fused.kernel, arg, out);
+      fused.kernel.setArg(arg++, r.lo);
+      fused.stage_arg = arg;
+      for (Filter* f : p.filters) {
+        fused.stage_args.push_back(stage_args(*f->pointwise()));
+        fused.kernel.setArg(arg++, fused.stage_args.back());
+      }
+    } else if (zero_copy) {
+      // The host's frames are wrapped anew each frame.
+      for (const auto& [arg, v] : fused.images) {
+        if (v == 0 || v == output_value) fused.kernel.setArg(arg, images[v].buffer);
+      }
+    }
+    for (std::size_t s = 0; s < p.filters.size(); ++s) {
+      const cl_float16 now = stage_args(*p.filters[s]->pointwise());
+      if (!same_args(now, fused.stage_args[s])) {
+        fused.stage_args[s] = now;
+        fused.kernel.setArg(fused.stage_arg + static_cast<cl_uint>(s), now);
+      }
+    }
+    cl::Kernel& kernel = fused.kernel;
     const std::size_t items = static_cast<std::size_t>((width + 3) / 4);
     if (p.stats_stage < 0) {
       ctx.enqueue(kernel, items, r.rows(), "fused point-wise kernel");
@@ -412,8 +430,12 @@ void Pipeline::Impl::enqueue_band(std::size_t d, int slot, const Frame& input, F
     const cl::Buffer partial =
         ws.buffer(device.context(), this, kStatsSlotBase - static_cast<int>(pi),
                   sizeof(cl_float2) * groups * r.rows());
-    kernel.setArg(arg++, width);
-    kernel.setArg(arg++, partial);
+    if (fused.partial() != partial()) {
+      fused.partial = partial;
+      const cl_uint arg = fused.stage_arg + static_cast<cl_uint>(p.filters.size());
+      kernel.setArg(arg, width);
+      kernel.setArg(arg + 1, partial);
+    }
     ctx.enqueue(kernel, cl::NDRange(items, r.rows()), cl::NDRange(group, 1),
                 "fused point-wise kernel with frame statistics");
     if (!collect_stats) continue;
@@ -454,6 +476,7 @@ void Pipeline::Impl::enqueue_band(std::size_t d, int slot, const Frame& input, F
     // Mapping makes the band's rows visible to the host by the rules of OpenCL; for devices
     // that share the host's memory it moves nothing.
     cl::Event e;
+    const cl::Buffer band_sub = band_out.buffer;
     void* mapped = queue.enqueueMapBuffer(band_sub, CL_FALSE, CL_MAP_READ, 0, band_bytes,
                                           nullptr, &e);
     events.download.push_back(e);
@@ -511,12 +534,8 @@ void Pipeline::Impl::enqueue_frame(InFlight& f) {
     std::optional<DeviceFailure> failed;
     try {
       if (device.info().host_unified_memory && synced.insert(device.context_index()).second) {
-        // The host wrote the input frame: tell the context once (no copy happens there). This
-        // waits for the frame before on this queue, so it comes after the GPUs were fed.
-        cl::Buffer in = frame_buffer(*f.input, device, CL_MEM_READ_ONLY);
-        void* p = device.queue().enqueueMapBuffer(in, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0,
-                                                  f.input->capacity());
-        device.queue().enqueueUnmapMemObject(in, p);
+        // The host wrote the input frame: tell the context once (no copy happens there).
+        host_wrote(device, frame_buffer(*f.input, device, CL_MEM_READ_ONLY), f.input->capacity());
       }
       enqueue_band(d, f.slot, *f.input, *f.output, band, f.events[d], f.after, f.stats_rows[d],
                    f.collect_stats);
@@ -739,10 +758,7 @@ void Pipeline::Impl::run_chunks(const Frame& input, Frame& output, int chunk_row
     if (failed[d] || !devices[d].info().host_unified_memory) continue;
     frame_buffer(input, devices[d], CL_MEM_READ_ONLY);
     frame_buffer(output, devices[d], CL_MEM_READ_WRITE);
-    cl::Buffer in = frame_buffer(input, devices[d], CL_MEM_READ_ONLY);
-    void* p = devices[d].queue().enqueueMapBuffer(in, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0,
-                                                  input.capacity());
-    devices[d].queue().enqueueUnmapMemObject(in, p);
+    host_wrote(devices[d], frame_buffer(input, devices[d], CL_MEM_READ_ONLY), input.capacity());
   }
 
   auto worker = [&](std::size_t d) {
