@@ -158,7 +158,8 @@ struct InFlight {
   std::vector<BandEvents> events;  // per device
   std::vector<std::function<void()>> after;  // unmaps, once its events completed
   std::vector<std::vector<StatsRows>> stats_rows;
-  bool waited = false;  // a thread waits for its events
+  bool enqueued = false;  // its commands are on the devices (submit() holds it until then)
+  bool waited = false;    // a thread waits for its events
   bool overlapped = false;  // submitted while another frame was on the devices
   // Once its events completed (measure_frame()): what each device took, and the sums of its
   // statistics partials per pass.
@@ -209,9 +210,14 @@ struct Pipeline::Impl {
   std::string split_key;
   int chunk_rows = 0;  // > 0: the dynamic chunks policy instead of `policy`
   const std::uint64_t id = next_id();
-  // Frames on the devices, oldest first. `mutex` guards them and everything above; a thread
-  // waiting for a frame's events does not hold it, so that the next frame can be submitted.
+  // Frames on the devices, oldest first. `mutex` guards them and everything above; neither a
+  // thread waiting for a frame's events nor one enqueuing a frame's commands holds it, so that
+  // submitting, completing and reporting never wait for each other's driver calls.
   std::mutex mutex;
+  // Held by whoever enqueues on the devices' queues, and by unmaps: PoCL's basic device
+  // deadlocked when a finished frame was unmapped beside a submit() on the same queues. Taken
+  // before `mutex` (never while holding it), and never while waiting for another thread.
+  std::mutex enqueue_mutex;
   std::condition_variable completed;
   std::deque<InFlight> in_flight;
   std::uint64_t last_ticket = 0;
@@ -612,8 +618,8 @@ void Pipeline::Impl::run_now(InFlight& f) {
 
 void Pipeline::Impl::complete_oldest(std::unique_lock<std::mutex>& lock) {
   InFlight& f = in_flight.front();
-  if (f.waited) {
-    completed.wait(lock);  // another thread completes it
+  if (f.waited || !f.enqueued) {
+    completed.wait(lock);  // another thread completes it, or is still enqueuing it
     return;
   }
   f.waited = true;
@@ -630,24 +636,35 @@ void Pipeline::Impl::complete_oldest(std::unique_lock<std::mutex>& lock) {
   } catch (const DeviceFailure& e) {
     failed = e;
   }
+  // Its unmaps (finish_frame), and a redo of the frames on the devices, enqueue: no submit()
+  // beside them.
+  std::unique_lock enqueuing(enqueue_mutex);
   lock.lock();
   try {
     if (unmeasured) std::rethrow_exception(unmeasured);
     if (failed) {
       // Whatever is still on the devices ends first; then the device leaves the split and the
-      // frames on the devices are redone by the others, in order.
-      for (InFlight& g : in_flight) g.drain();
+      // frames on the devices are redone by the others, in order. A frame submit() has not
+      // enqueued yet stays: it will be, with the split that is left.
+      auto on_devices = [](const InFlight& g) { return g.enqueued; };
+      for (InFlight& g : in_flight) {
+        if (on_devices(g)) g.drain();
+      }
       fail_device(*failed);
-      for (InFlight& g : in_flight) run_now(g);
-      in_flight.clear();
+      for (InFlight& g : in_flight) {
+        if (on_devices(g)) run_now(g);
+      }
+      while (!in_flight.empty() && on_devices(in_flight.front())) in_flight.pop_front();
     } else {
       finish_frame(f);
       in_flight.pop_front();
     }
   } catch (...) {
-    for (InFlight& g : in_flight) g.drain();
-    in_flight.clear();
-    report.wall_ms += elapsed_ms(busy_since);
+    for (InFlight& g : in_flight) {
+      if (g.enqueued) g.drain();
+    }
+    while (!in_flight.empty() && in_flight.front().enqueued) in_flight.pop_front();
+    if (in_flight.empty()) report.wall_ms += elapsed_ms(busy_since);
     completed.notify_all();
     throw;
   }
@@ -928,8 +945,12 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
   for (const Pass& p : m.passes) stats_passes += p.stats_stage >= 0;
   const bool prepass = stats_passes > 0 && m.stats.empty();
   if (prepass || m.chunk_rows > 0) {
-    // Run now, with nothing else on the devices.
+    // Run now, with nothing else on the devices. No frame can join them meanwhile (one thread
+    // submits), so the enqueue lock, taken in its order, finds none either.
     m.complete_all(lock);
+    lock.unlock();
+    std::lock_guard enqueuing(m.enqueue_mutex);
+    lock.lock();
     const auto start = std::chrono::steady_clock::now();
     const std::size_t runs = prepass ? stats_passes + 1 : 1;
     for (std::size_t run = 0; run < runs; ++run) {
@@ -958,25 +979,49 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
   while (m.in_flight.size() >= static_cast<std::size_t>(depth)) m.complete_oldest(lock);
   const auto start = std::chrono::steady_clock::now();
   m.set_filter_stats();
-  InFlight f;
+  // The frame takes its place in line now and is enqueued without the mutex: a thread waiting
+  // for the frames before completes them meanwhile (and waits for this one until it is on the
+  // devices). References into the deque stay valid: frames leave it only at its front, and
+  // this one is behind every frame that can leave before it is enqueued.
+  const bool overlapped = !m.in_flight.empty();
+  // The frames on the devices hold the slots just before the newest's: the next one is free.
+  const int slot = overlapped ? (m.in_flight.back().slot + 1) % depth : 0;
+  if (!overlapped) m.busy_since = start;
+  InFlight& f = m.in_flight.emplace_back();
   f.ticket = ticket;
   f.input = &input;
   f.output = &output;
-  // The frames on the devices hold the slots just before the newest's: the next one is free.
-  f.slot = m.in_flight.empty() ? 0 : (m.in_flight.back().slot + 1) % depth;
+  f.slot = slot;
   f.collect_stats = stats_passes > 0;
-  f.overlapped = !m.in_flight.empty();
-  for (;;) {
-    f.fractions = m.policy->fractions();
+  f.overlapped = overlapped;
+  lock.unlock();
+  {
+    std::lock_guard enqueuing(m.enqueue_mutex);
     try {
-      m.enqueue_frame(f);
-      break;
-    } catch (const DeviceFailure& failed) {
-      m.fail_device(failed);
+      for (;;) {
+        lock.lock();
+        f.fractions = m.policy->fractions();
+        lock.unlock();
+        try {
+          m.enqueue_frame(f);
+          break;
+        } catch (const DeviceFailure& failed) {
+          lock.lock();
+          m.fail_device(failed);  // throws when no device is left
+          lock.unlock();
+        }
+      }
+    } catch (...) {
+      if (!lock.owns_lock()) lock.lock();
+      m.in_flight.pop_back();  // this frame: still the newest
+      if (m.in_flight.empty()) m.report.wall_ms += elapsed_ms(m.busy_since);
+      m.completed.notify_all();
+      throw;
     }
+    lock.lock();
+    f.enqueued = true;
   }
-  if (m.in_flight.empty()) m.busy_since = start;
-  m.in_flight.push_back(std::move(f));
+  m.completed.notify_all();
   return ticket;
 }
 
