@@ -79,7 +79,9 @@ class Box final : public Filter {
     const int width = ctx.frame_width();
     const int rows = ctx.y1() - ctx.y0();
     const Walks walks = walk_lengths(ctx.device(), radius_);
-    // Column sums: uint (rgba8) or float (rgba32f), 16 bytes a pixel either way.
+    // Column sums: float (rgba32f) or uint (rgba8), 16 bytes a pixel; ushort (rgba8 up to
+    // radius 128, kernels/box.cl), 8 bytes a pixel: rows then take the first half of the
+    // image, at half its pitch in bytes and the same pitch in elements.
     const DeviceImage sums = ctx.scratch(this, 0, PixelFormat::rgba32f, ctx.y0(), rows);
 
     static const std::vector<std::string> kSources{"box.cl"};

@@ -130,6 +130,28 @@ TEST(Box, MatchesReferenceOnEveryDevice) {
                            {"box=radius=256", 0, false}});
 }
 
+// The rows schedule keeps 8-bit column sums in 16 bits up to radius 128, where a white
+// column's sum is 257 * 255 = 65535, the largest they hold; past it, in 32 bits. A white frame
+// stays white at both radii, on every device and in both schedules.
+TEST(Box, WhiteStaysWhiteAtTheLargestSixteenBitSums) {
+  Frame white(300, 290, PixelFormat::rgba8);
+  for (int y = 0; y < white.height(); ++y) {
+    std::fill(white.row(y), white.row(y) + 4 * white.width(), std::uint8_t{255});
+  }
+  for (const std::string& device : device_ids()) {
+    for (Schedule schedule : kForcedSchedules) {
+      for (const char* graph : {"box=radius=128", "box=radius=129"}) {
+        PipelineOptions options;
+        options.split = "single";
+        options.schedule = schedule;
+        const Frame out = run_graph(graph, white, device, options);
+        EXPECT_EQ(count_differences(out, white, 0), 0u)
+            << graph << " on " << device << ", schedule " << to_string(schedule);
+      }
+    }
+  }
+}
+
 TEST(Bilateral, MatchesReferenceOnEveryDevice) {
   // The large frame only with a small window: the host reference is slow.
   check_against_reference({{"bilateral=sigma_s=1.5:sigma_r=0.1", 1},
