@@ -165,9 +165,8 @@ inline float4 tandem_tonemap_linear(float4 px, float16 p) {
   return tandem_tonemap_output(tandem_tonemap_input(px, p), px.w);
 }
 
-// Frame statistics of one input pixel: (ln(1e-4 + Lw), Lw) of the luminance the curves see.
-// The executor reduces them inside the stage's kernel (tandem_stats_group in tandem.clh).
-inline float2 tandem_tonemap_stats(float4 px, float16 p) {
-  const float lw = tandem_tonemap_luminance(tandem_tonemap_input(px, p));
-  return (float2)(log(1e-4f + lw), lw);
+// The luminance Lw the curves see of one input pixel, for the frame statistics: the executor
+// reduces (ln(1e-4 + Lw), Lw) inside the stage's kernel (tandem_stats_group in tandem.clh).
+inline float tandem_tonemap_stats(float4 px, float16 p) {
+  return tandem_tonemap_luminance(tandem_tonemap_input(px, p));
 }

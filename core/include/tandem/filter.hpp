@@ -138,9 +138,10 @@ struct PointwiseStage {
   std::vector<float> args;  ///< at most 16
   std::vector<std::string> defines;  ///< extra -D options this stage needs
   /// For a filter that needs frame statistics (one input):
-  ///   float2 STATS_FUNCTION(float4 px, float16 p)
-  /// giving (ln(1e-4 + L), L) of one input pixel. The executor reduces them inside the stage's
-  /// own kernel, which reads the frame anyway, also where the stage runs in a fused chain.
+  ///   float STATS_FUNCTION(float4 px, float16 p)
+  /// giving the linear luminance L of one input pixel. The executor reduces ln(1e-4 + L) and L
+  /// (FrameStats) inside the stage's own kernel, which reads the frame anyway, also where the
+  /// stage runs in a fused chain.
   std::string stats_function;
 };
 
