@@ -24,8 +24,7 @@ void BandPlan::make(const Plan& lowered, std::uint64_t g, Range b, const Frame& 
   }
   *this = BandPlan{};
   fused = std::move(kept);
-  fused.resize(lowered.passes.size());
-  generation = g;
+  fused.resize(lowered.passes.size());  // generation stays 0 (not made) until the end
   band = b;
   width = in.width();
   height = in.height();
@@ -68,6 +67,7 @@ void BandPlan::make(const Plan& lowered, std::uint64_t g, Range b, const Frame& 
                            : image(p.output, p.format, r,
                                    padded_pitch(width, p.format, place.row_alignment), false);
   }
+  generation = g;
 }
 
 }  // namespace tandem::detail

@@ -171,7 +171,7 @@ struct InFlight {
     after.clear();
   }
   // What it started must end before a failure leaves it, or a redo reuses its buffers.
-  void drain() {
+  void wait_all() const {
     for (const auto& e : events) {
       try {
         e.wait();
@@ -179,6 +179,10 @@ struct InFlight {
         // Its own failure, if any, is reported when it runs again.
       }
     }
+  }
+  // The same, and its unmaps: where no submit() enqueues beside them (enqueue_mutex).
+  void drain() {
+    wait_all();
     run_after();
   }
 };
@@ -398,19 +402,24 @@ void Pipeline::Impl::enqueue_band(std::size_t d, int slot, const Frame& input, F
       if (!fused.kernel()) {
         fused.kernel = cl::Kernel(ctx.program(p.sources, p.options, p.generated), "tandem_fused");
       }
+      // Recorded once every argument is bound: a failure half-way binds them all next time.
+      std::vector<std::pair<cl_uint, int>> bound_images;
+      std::vector<cl_float16> bound_stages;
       cl_uint arg = 0;
       for (int v : p.inputs) {
-        fused.images.emplace_back(arg, v);
+        bound_images.emplace_back(arg, v);
         arg = set_image_args(fused.kernel, arg, images[v]);
       }
-      fused.images.emplace_back(arg, p.output);
+      bound_images.emplace_back(arg, p.output);
       arg = set_image_args(fused.kernel, arg, out);
       fused.kernel.setArg(arg++, r.lo);
       fused.stage_arg = arg;
       for (Filter* f : p.filters) {
-        fused.stage_args.push_back(stage_args(*f->pointwise()));
-        fused.kernel.setArg(arg++, fused.stage_args.back());
+        bound_stages.push_back(stage_args(*f->pointwise()));
+        fused.kernel.setArg(arg++, bound_stages.back());
       }
+      fused.images = std::move(bound_images);
+      fused.stage_args = std::move(bound_stages);
     } else if (zero_copy) {
       // The host's frames are wrapped anew each frame.
       for (const auto& [arg, v] : fused.images) {
@@ -571,7 +580,7 @@ void Pipeline::Impl::wait_frame(InFlight& f) {
       f.events[d].wait();
     } catch (const cl::Error& e) {
       const DeviceFailure failed = failure(d, e, "running its band");
-      f.drain();
+      f.wait_all();  // its unmaps wait for the failover, which holds enqueue_mutex
       throw failed;
     }
   }
@@ -609,6 +618,7 @@ void Pipeline::Impl::run_now(InFlight& f) {
       wait_frame(f);
       break;
     } catch (const DeviceFailure& failed) {
+      f.drain();  // its callers hold enqueue_mutex
       fail_device(failed);
     }
   }
