@@ -195,7 +195,7 @@ TEST(SinglePolicy, EverythingToTheFirstDeviceLeft) {
   auto p = make_split_policy("single", 3);
   EXPECT_EQ(p->name(), "single");
   EXPECT_EQ(p->fractions(), (Fractions{1, 0, 0}));
-  p->observe(std::vector<BandTiming>(3));
+  p->observe(std::vector<BandTiming>(3), 0);
   p->remove(0);
   EXPECT_EQ(p->fractions(), (Fractions{0, 1, 0}));
   p->remove(1);
@@ -217,15 +217,15 @@ TEST(AdaptivePolicy, StartsEqualOrFromTheHint) {
   EXPECT_THROW(make_adaptive_policy(2, {0, 0}), Error);
   EXPECT_THROW(make_adaptive_policy(2, {-1, 2}), Error);
   EXPECT_THROW(make_adaptive_policy(0), Error);
-  EXPECT_THROW(q->observe(std::vector<BandTiming>(3)), Error);
+  EXPECT_THROW(q->observe(std::vector<BandTiming>(3), 0), Error);
 }
 
 TEST(AdaptivePolicy, RemoveAndTheLastDevice) {
   auto p = make_adaptive_policy(3);
   p->remove(1);
   EXPECT_EQ(p->fractions(), (Fractions{0.5, 0, 0.5}));
-  p->observe(std::vector<BandTiming>{{50, 5.0}, {0, 0}, {50, 5.0}});
-  p->observe(std::vector<BandTiming>{{50, 5.0}, {0, 0}, {50, 5.0}});
+  p->observe(std::vector<BandTiming>{{50, 5.0}, {0, 0}, {50, 5.0}}, 0);
+  p->observe(std::vector<BandTiming>{{50, 5.0}, {0, 0}, {50, 5.0}}, 0);
   EXPECT_EQ(p->fractions()[1], 0);
   EXPECT_THROW(p->remove(7), Error);
   p->remove(0);
@@ -240,10 +240,13 @@ TEST(AdaptivePolicy, RemoveAndTheLastDevice) {
 struct SimDevice {
   double rows_per_ms = 1;
   double overhead_ms = 0;
+  double hidden_ms = 0;  // what its band costs the frame beyond its timing (a late start)
 };
 
 // Devices that take overhead + rows / speed for a band, times noise; each device's first band is
-// `warm_up` times slower (program builds). A frame takes as long as its slowest device.
+// `warm_up` times slower (program builds). A frame takes as long as its slowest device. With
+// `wall_times`, the policy also gets the frame's wall time: the slowest device's time with its
+// hidden cost, plus `host_ms` of host time per device used (enqueues, one after the other).
 class Simulation {
  public:
   enum class Noise { uniform, gaussian };
@@ -262,11 +265,14 @@ class Simulation {
   int quantum = 1;
   double warm_up = 1;
   std::vector<double> spikes;  // one-off slowdown factor per device for the next frame (0: none)
+  bool wall_times = false;
+  double host_ms = 0;
 
   struct Frame {
     Fractions fractions;
     std::vector<int> rows;
-    double ms = 0;
+    double ms = 0;    // the slowest device's timing
+    double wall = 0;  // what the host waited
   };
 
   Frame step(SplitPolicy& policy) {
@@ -286,9 +292,12 @@ class Simulation {
       started_[i] = true;
       timings[i].ms = ms;
       frame.ms = std::max(frame.ms, ms);
+      frame.wall = std::max(frame.wall, ms + devices[i].hidden_ms);
     }
+    frame.wall += host_ms * static_cast<double>(std::count_if(frame.rows.begin(), frame.rows.end(),
+                                                              [](int r) { return r > 0; }));
     spikes.clear();
-    policy.observe(timings);
+    policy.observe(timings, wall_times ? frame.wall : 0);
     return frame;
   }
 
@@ -302,6 +311,12 @@ class Simulation {
   // time: device i computes max(0, (T - overhead_i) * speed_i) rows by time T.
   Fractions optimum() const { return optimum_and_time().first; }
   double optimal_time() const { return optimum_and_time().second; }
+
+  // The noiseless wall time of device i alone.
+  double alone_wall(std::size_t i) const {
+    return devices[i].overhead_ms + height / devices[i].rows_per_ms + devices[i].hidden_ms +
+           host_ms;
+  }
 
   // The noiseless frame time of `f`.
   double time_of(const Fractions& f) const {
@@ -646,11 +661,136 @@ TEST(AdaptiveSimulation, RemovedDeviceRowsGoToTheOthers) {
 TEST(AdaptiveSimulation, FailedTimingsAreIgnored) {
   auto policy = make_adaptive_policy(2);
   for (int k = 0; k < 10; ++k) {
-    policy->observe(std::vector<BandTiming>{{540, 27.0}, {540, 1e6, false}});
+    policy->observe(std::vector<BandTiming>{{540, 27.0}, {540, 1e6, false}}, 0);
   }
   EXPECT_EQ(policy->fractions(), (Fractions{0.5, 0.5}));
-  policy->observe(std::vector<BandTiming>{{540, 0.0}, {540, std::nan("")}});
+  policy->observe(std::vector<BandTiming>{{540, 0.0}, {540, std::nan("")}}, 0);
   EXPECT_EQ(policy->fractions(), (Fractions{0.5, 0.5}));
+}
+
+// ---------------------------------------------------------------- the wall-time guard
+
+double median_wall(const std::vector<Simulation::Frame>& frames, std::size_t begin,
+                   std::size_t end) {
+  std::vector<double> v;
+  for (std::size_t k = begin; k < end; ++k) v.push_back(frames[k].wall);
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double mean_wall(const std::vector<Simulation::Frame>& frames, std::size_t begin, std::size_t end) {
+  double sum = 0;
+  for (std::size_t k = begin; k < end; ++k) sum += frames[k].wall;
+  return sum / static_cast<double>(end - begin);
+}
+
+// Frames in [begin, end) that gave rows to more than one device.
+std::size_t split_frames(const std::vector<Simulation::Frame>& frames, std::size_t begin,
+                         std::size_t end) {
+  std::size_t n = 0;
+  for (std::size_t k = begin; k < end; ++k) {
+    n += std::count_if(frames[k].rows.begin(), frames[k].rows.end(), [](int r) { return r > 0; }) >
+         1;
+  }
+  return n;
+}
+
+// A GPU and a CPU as on the H100 machine (1080 rows: 0.4 ms and 18 ms alone), the CPU's band
+// starting 1 ms late, which its timings do not show: by busy time a 2% share for the CPU saves
+// 2%, by the wall it costs 1 ms. The guard runs the GPU alone from the 10th frame on, and its
+// trials of the split stay within 1% of the run's time.
+TEST(GuardedSimulation, HiddenCostsLeaveTheFastestDeviceAlone) {
+  for (std::uint32_t seed : {1u, 2u, 3u}) {
+    Simulation sim({{2700, 0.01}, {60, 0.05, 1.0}}, 1080, 0.05, Simulation::Noise::uniform, seed);
+    sim.wall_times = true;
+    auto policy = make_adaptive_policy(2);
+    const auto frames = sim.run(*policy, 3000);
+    const double best = sim.alone_wall(0);
+    std::cout << "hidden 1 ms, seed " << seed << ": median wall over frames 10..40 "
+              << median_wall(frames, 10, 40) / best << "x the GPU alone, mean over 10..3000 "
+              << mean_wall(frames, 10, 3000) / best << "x, " << split_frames(frames, 10, 3000)
+              << " frames split\n";
+    EXPECT_LE(median_wall(frames, 10, 40), 1.03 * best);
+    EXPECT_LE(median_wall(frames, 10, 3000), 1.03 * best);
+    EXPECT_LE(mean_wall(frames, 10, 3000), 1.02 * best);  // exploration included
+    EXPECT_EQ(policy->state(), (Fractions{1, 0}));        // what a next run starts from
+  }
+}
+
+// Host time per device used (enqueues one after the other) that the busy times do not show:
+// the split by busy time is 23% faster, by the wall 10% slower.
+TEST(GuardedSimulation, HostSerialTimeLeavesTheFastestDeviceAlone) {
+  Simulation sim({{100, 0}, {30, 0}}, 1080, 0.05);
+  sim.wall_times = true;
+  sim.host_ms = 4;
+  auto policy = make_adaptive_policy(2);
+  const auto frames = sim.run(*policy, 2000);
+  const double best = sim.alone_wall(0);
+  std::cout << "host 4 ms a device: median wall over frames 10..2000 "
+            << median_wall(frames, 10, 2000) / best << "x device 0 alone, mean "
+            << mean_wall(frames, 10, 2000) / best << "x\n";
+  EXPECT_LE(median_wall(frames, 10, 2000), 1.03 * best);
+  EXPECT_LE(mean_wall(frames, 10, 2000), 1.02 * best);
+}
+
+// Two equal devices whose split halves the wall time: the guard keeps it, trying the device
+// alone now and then within its budget.
+TEST(GuardedSimulation, AGainfulSplitIsKept) {
+  Simulation sim({{100, 0.01, 0.01}, {100, 0.01, 0.01}}, 1080, 0.05);
+  sim.wall_times = true;
+  sim.host_ms = 0.005;
+  auto policy = make_adaptive_policy(2);
+  const auto frames = sim.run(*policy, 2000);
+  const std::size_t split = split_frames(frames, 10, 2000);
+  std::cout << "equal devices: " << split << " of 1990 frames split, mean wall "
+            << mean_wall(frames, 10, 2000) / sim.alone_wall(0) << "x one alone\n";
+  EXPECT_GE(split, 1990u * 98 / 100);
+  EXPECT_LE(mean_wall(frames, 10, 2000), 0.53 * sim.alone_wall(0));
+}
+
+// The split wins until device 1 gets 10x slower at frame 300; with its 2 ms of hidden cost the
+// split then no longer beats device 0 alone (by 9%), and the guard falls back to it.
+TEST(GuardedSimulation, FallsBackWhenTheSplitStopsWinning) {
+  Simulation sim({{100, 0}, {100, 0, 2.0}}, 1080, 0.03);
+  sim.wall_times = true;
+  auto policy = make_adaptive_policy(2);
+  auto frames = sim.run(*policy, 300);
+  const double split_before = median_wall(frames, 50, 300);
+  sim.devices[1].rows_per_ms /= 10;
+  const auto after = sim.run(*policy, 1700);
+  frames.insert(frames.end(), after.begin(), after.end());
+  const double best = sim.alone_wall(0);
+  std::cout << "device 1 10x slower at frame 300: median wall before " << split_before / best
+            << "x device 0 alone, over frames 400..2000 " << median_wall(frames, 400, 2000) / best
+            << "x\n";
+  EXPECT_LE(split_before, 0.72 * best);
+  EXPECT_LE(median_wall(frames, 400, 2000), 1.03 * best);
+  EXPECT_LE(mean_wall(frames, 400, 2000), 1.03 * best);
+}
+
+// Device 0 runs alone until it gets 4x slower at frame 300: then the split (despite device 1's
+// 3 ms of hidden cost) beats either device alone, and the guard takes it.
+TEST(GuardedSimulation, TakesTheSplitWhenTheDeviceAloneSlowsDown) {
+  Simulation sim({{100, 0}, {30, 0, 3.0}}, 1080, 0.03);
+  sim.wall_times = true;
+  auto policy = make_adaptive_policy(2);
+  auto frames = sim.run(*policy, 300);
+  EXPECT_LE(median_wall(frames, 20, 300), 1.03 * sim.alone_wall(0));
+  sim.devices[0].rows_per_ms /= 4;
+  const auto after = sim.run(*policy, 1700);
+  frames.insert(frames.end(), after.begin(), after.end());
+  const double best = std::min(sim.alone_wall(0), sim.alone_wall(1));
+  std::cout << "device 0 4x slower at frame 300: median wall over frames 320..2000 "
+            << median_wall(frames, 320, 2000) / best << "x the best device alone\n";
+  EXPECT_LE(median_wall(frames, 320, 2000), 0.62 * best);
+}
+
+// Without wall times (0) the guard stays out: the adaptive policy's split, as before.
+TEST(GuardedSimulation, NoWallTimesNoGuard) {
+  Simulation sim({{2700, 0.01}, {60, 0.05, 1.0}}, 1080);
+  auto policy = make_adaptive_policy(2);
+  const auto frames = sim.run(*policy, 200);
+  EXPECT_EQ(split_frames(frames, 20, 200), 180u);
 }
 
 }  // namespace

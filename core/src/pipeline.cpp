@@ -161,6 +161,8 @@ struct InFlight {
   bool enqueued = false;  // its commands are on the devices (submit() holds it until then)
   bool waited = false;    // a thread waits for its events
   bool overlapped = false;  // submitted while another frame was on the devices
+  std::chrono::steady_clock::time_point submitted;
+  double wall_ms = 0;  // what the host saw it add (SplitPolicy::observe); 0: not measured
   // Once its events completed (measure_frame()): what each device took, and the sums of its
   // statistics partials per pass.
   std::vector<DeviceTimes> times;
@@ -226,6 +228,7 @@ struct Pipeline::Impl {
   std::deque<InFlight> in_flight;
   std::uint64_t last_ticket = 0;
   std::chrono::steady_clock::time_point busy_since;  // when in_flight last became non-empty
+  std::chrono::steady_clock::time_point last_done;   // when the last frame completed
   bool split_loaded = false;
   std::deque<std::pair<std::uint64_t, std::vector<double>>> recent_splits;  // by ticket
 
@@ -272,7 +275,7 @@ struct Pipeline::Impl {
   void complete_oldest(std::unique_lock<std::mutex>& lock);
   void complete_all(std::unique_lock<std::mutex>& lock);
   void record(std::uint64_t ticket, const std::vector<double>& fractions,
-              const std::vector<DeviceTimes>& times, bool overlapped = false);
+              const std::vector<DeviceTimes>& times, bool overlapped = false, double wall_ms = 0);
   // The plan of device d's band in workspace `slot`, made again when it was made for another
   // band, frame or compile.
   BandPlan& band_plan(std::size_t d, int slot, const Frame& input, const Frame& output, Range band);
@@ -607,7 +610,7 @@ void Pipeline::Impl::measure_frame(InFlight& f) {
 void Pipeline::Impl::finish_frame(InFlight& f) {
   f.run_after();
   if (f.collect_stats) combine_stats(f.stats_sums, *f.input, f.smooth);
-  if (!f.prepass) record(f.ticket, f.fractions, f.times, f.overlapped);
+  if (!f.prepass) record(f.ticket, f.fractions, f.times, f.overlapped, f.wall_ms);
 }
 
 void Pipeline::Impl::run_now(InFlight& f) {
@@ -635,9 +638,11 @@ void Pipeline::Impl::complete_oldest(std::unique_lock<std::mutex>& lock) {
   f.waited = true;
   std::optional<DeviceFailure> failed;
   std::exception_ptr unmeasured;  // thrown again below, with the mutex held
+  std::chrono::steady_clock::time_point done;
   lock.unlock();
   try {
     wait_frame(f);
+    done = std::chrono::steady_clock::now();
     try {
       measure_frame(f);
     } catch (...) {
@@ -666,6 +671,11 @@ void Pipeline::Impl::complete_oldest(std::unique_lock<std::mutex>& lock) {
       }
       while (!in_flight.empty() && on_devices(in_flight.front())) in_flight.pop_front();
     } else {
+      // What the frame added to the host's wait: since the later of its submission and the
+      // completion before it.
+      f.wall_ms = std::chrono::duration<double, std::milli>(done - std::max(f.submitted, last_done))
+                      .count();
+      last_done = done;
       finish_frame(f);
       in_flight.pop_front();
     }
@@ -687,7 +697,8 @@ void Pipeline::Impl::complete_all(std::unique_lock<std::mutex>& lock) {
 }
 
 void Pipeline::Impl::record(std::uint64_t ticket, const std::vector<double>& fractions,
-                            const std::vector<DeviceTimes>& times, bool overlapped) {
+                            const std::vector<DeviceTimes>& times, bool overlapped,
+                            double wall_ms) {
   std::vector<BandTiming> timings(times.size());
   for (std::size_t d = 0; d < times.size(); ++d) {
     timings[d] = {times[d].rows, times[d].cost(overlapped), !failed[d]};
@@ -699,7 +710,7 @@ void Pipeline::Impl::record(std::uint64_t ticket, const std::vector<double>& fra
     r.download_ms += times[d].download;
   }
   if (policy) {
-    policy->observe(timings);
+    policy->observe(timings, wall_ms);
     report.learned_split = policy->state();
   }
   ++report.frames;
@@ -1004,6 +1015,7 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
   f.slot = slot;
   f.collect_stats = stats_passes > 0;
   f.overlapped = overlapped;
+  f.submitted = start;
   lock.unlock();
   {
     std::lock_guard enqueuing(m.enqueue_mutex);

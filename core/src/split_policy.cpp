@@ -11,6 +11,7 @@
 #include <sstream>
 #include <utility>
 
+#include "split_guard.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem {
@@ -344,7 +345,8 @@ class AdaptivePolicy final : public SplitPolicy {
     return next_;
   }
 
-  void observe(std::span<const BandTiming> timings) override {
+  void observe(std::span<const BandTiming> timings, double wall_ms) override {
+    (void)wall_ms;  // the guard's (split_guard.cpp)
     if (timings.size() != devices_.size()) {
       throw Error("adaptive split policy: " + std::to_string(timings.size()) + " timings for " +
                   std::to_string(devices_.size()) + " devices");
@@ -560,7 +562,9 @@ class AdaptivePolicy final : public SplitPolicy {
 std::unique_ptr<SplitPolicy> make_adaptive_policy(std::size_t devices,
                                                   std::vector<double> initial) {
   if (devices == 0) throw Error("adaptive split policy: no devices to split frames across");
-  return std::make_unique<AdaptivePolicy>(devices, std::move(initial));
+  auto adaptive = std::make_unique<AdaptivePolicy>(devices, std::move(initial));
+  if (devices == 1) return adaptive;
+  return detail::guard_by_wall_time(std::move(adaptive), devices);
 }
 
 std::unique_ptr<SplitPolicy> make_split_policy(std::string_view spec, std::size_t devices) {

@@ -24,8 +24,13 @@ class SplitPolicy {
   /// same until the next observe() or remove(), however often it is asked. Throws Error once
   /// every device has been removed.
   virtual std::vector<double> fractions() = 0;
-  /// The timings of the frame just run, in device order (one per device).
-  virtual void observe(std::span<const BandTiming> timings) { (void)timings; }
+  /// The timings of the frame just run, in device order (one per device), and the wall time the
+  /// host saw it take: from its submission, or from the completion of the frame before when it
+  /// was submitted earlier (pipelined frames), to its completion; 0 when not measured.
+  virtual void observe(std::span<const BandTiming> timings, double wall_ms) {
+    (void)timings;
+    (void)wall_ms;
+  }
   /// Device `i` failed for good: it gets no rows from now on, the others share its rows.
   virtual void remove(std::size_t i) = 0;
   /// "adaptive", "static:0.3,0.7", "single".
@@ -46,9 +51,15 @@ std::unique_ptr<SplitPolicy> make_split_policy(std::string_view spec, std::size_
 /// learnt from observe() (each device's first timed band is dropped as warm-up; outliers beyond
 /// 1.5x are dropped until three agree), and gives the devices the fractions that make them finish
 /// together; a device whose share would not pay for its overhead sits out and is probed now and
-/// then with a small share. It starts from `initial` (one fraction per device, normalised; 0: the
-/// device starts out of the split), or from an equal split when `initial` is empty; state()
-/// returns what it learned in the same form. Throws Error on a malformed `initial`.
+/// then with a small share. Busy times miss what the host waits for besides (start offsets,
+/// enqueues, transfers): with several devices, the wall times observe() gets guard the split. It
+/// is kept only while its frames' median wall time beats the device with the most rows alone by
+/// 3%; otherwise that device runs alone, and the split is tried again after 32 frames, then
+/// 64, ... up to 1024 while the verdict stands, at once when the way chosen gets slower than the
+/// other was. Without wall times (0) the guard stays out. It starts from `initial` (one fraction
+/// per device, normalised; 0: the device starts out of the split), or from an equal split when
+/// `initial` is empty; state() returns what it learned in the same form. Throws Error on a
+/// malformed `initial`.
 std::unique_ptr<SplitPolicy> make_adaptive_policy(std::size_t devices,
                                                   std::vector<double> initial = {});
 

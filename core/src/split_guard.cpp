@@ -1,0 +1,220 @@
+// The wall-time guard of the adaptive split (split_guard.hpp): two ways of running a frame, the
+// inner policy's split or the fastest device alone, judged by what the host waits for.
+#include "split_guard.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
+
+namespace tandem::detail {
+namespace {
+
+constexpr std::size_t kWindow = 4;  // frames whose median judges a way of running
+constexpr std::size_t kSettle = 1;  // frames left out after a change (new band heights)
+constexpr double kMargin = 0.03;    // the split is kept only when it beats one device by 3%
+constexpr double kAbandon = 2.0;    // a trial frame 2x the incumbent's median ends the trial
+constexpr int kRecheckFirst = 32;   // frames before the way not taken is tried again,
+constexpr int kRecheckMax = 1024;   // doubling while the verdict stands,
+constexpr double kBudget = 0.01;    // and only while trials have cost at most 1% of the wall time
+
+// The wall times of one way of running since it last began, its first kSettle frames left out;
+// the latest kWindow of them.
+class Window {
+ public:
+  void restart() {
+    seen_ = 0;
+    ms_.clear();
+  }
+  void add(double ms) {
+    if (seen_++ < kSettle) return;
+    ms_.push_back(ms);
+    if (ms_.size() > kWindow) ms_.erase(ms_.begin());
+  }
+  bool full() const { return ms_.size() == kWindow; }
+  bool empty() const { return ms_.empty(); }
+  double last() const { return ms_.back(); }
+  double median() const {
+    std::vector<double> v = ms_;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  }
+
+ private:
+  std::size_t seen_ = 0;
+  std::vector<double> ms_;
+};
+
+class WallTimeGuard final : public SplitPolicy {
+ public:
+  WallTimeGuard(std::unique_ptr<SplitPolicy> inner, std::size_t devices)
+      : inner_(std::move(inner)), devices_(devices) {}
+
+  std::vector<double> fractions() override {
+    if (way_ == Way::split) return inner_->fractions();
+    std::vector<double> f(devices_, 0.0);
+    f[alone_] = 1;
+    return f;
+  }
+
+  void observe(std::span<const BandTiming> timings, double wall_ms) override {
+    int height = 0;
+    std::size_t with_rows = 0, last = 0;
+    bool ok = std::isfinite(wall_ms) && wall_ms > 0;
+    for (std::size_t i = 0; i < timings.size(); ++i) {
+      height += std::max(timings[i].rows, 0);
+      if (timings[i].rows > 0) ++with_rows, last = i;
+      ok = ok && timings[i].ok;
+    }
+    const bool ran_alone = with_rows == 1 && last == alone_;
+    // A split whose bands leave every row to one device is that device alone: nothing to
+    // choose between.
+    const bool inner_alone = height > 0 && one_device(inner_->fractions(), height);
+    // The inner policy learns from its own frames; a frame run alone while the guard runs alone
+    // says nothing about its split (its devices that sat out would look starved).
+    if (!(ran_alone && way_ == Way::alone) || inner_alone) inner_->observe(timings, wall_ms);
+    if (!ok || height == 0) return;  // no wall time, or a device failed on it
+    if (inner_alone || one_device(inner_->fractions(), height)) {
+      stand_down();
+      return;
+    }
+    const Way ran = ran_alone ? Way::alone : Way::split;
+    if (phase_ == Phase::trial && ran == way_ && !window(opposite(ran)).empty()) {
+      // What trying this way cost over the incumbent.
+      const double cost = std::max(0.0, wall_ms - window(opposite(ran)).median());
+      explored_ms_ += cost;
+      trial_cost_ms_ += cost;
+    }
+    total_ms_ += wall_ms;
+    window(ran).add(wall_ms);
+    ++since_change_;
+    step();
+  }
+
+  void remove(std::size_t i) override {
+    inner_->remove(i);
+    stand_down();
+  }
+
+  std::string name() const override { return inner_->name(); }
+
+  std::vector<double> state() const override {
+    if (phase_ != Phase::settled || way_ == Way::split) return inner_->state();
+    std::vector<double> f(devices_, 0.0);
+    f[alone_] = 1;
+    return f;
+  }
+
+ private:
+  enum class Way { split, alone };
+  // measure: the split from the start, until its window is full; trial: `way_` is being
+  // tried against the other, the incumbent; settled: `way_` won, the other is tried again once
+  // `countdown_` runs out or the incumbent gets slower than the other's last median.
+  enum class Phase { measure, trial, settled };
+
+  static Way opposite(Way w) { return w == Way::split ? Way::alone : Way::split; }
+
+  // Whether `f` gives all `height` rows to one device.
+  static bool one_device(const std::vector<double>& f, int height) {
+    const std::vector<int> bounds = band_boundaries(height, f);
+    int used = 0;
+    for (std::size_t i = 0; i + 1 < bounds.size(); ++i) used += bounds[i + 1] > bounds[i];
+    return used <= 1;
+  }
+
+  Window& window(Way w) { return w == Way::split ? split_ms_ : alone_ms_; }
+
+  bool split_wins() const { return split_ms_.median() < alone_ms_.median() * (1 - kMargin); }
+
+  void step() {
+    Window& current = window(way_);
+    Window& other = window(opposite(way_));
+    switch (phase_) {
+      case Phase::measure:
+        if (split_ms_.full()) begin_trial(Way::alone);
+        break;
+      case Phase::trial:
+        if (!current.empty() && current.last() > kAbandon * other.median()) {
+          settle(opposite(way_));  // far slower: no need to see more of it
+        } else if (current.full()) {
+          settle(split_wins() ? Way::split : Way::alone);
+        }
+        break;
+      case Phase::settled: {
+        // The incumbent got slower than the other way was when last measured: try that now.
+        const bool worse = current.full() && other.full() && since_change_ > kWindow + kSettle &&
+                           (way_ == Way::split ? !split_wins() : split_wins());
+        // A trial when due, and when one more like the last keeps the trials within budget.
+        const bool due =
+            --countdown_ <= 0 && explored_ms_ + last_trial_cost_ms_ <= kBudget * total_ms_;
+        if (worse || due) begin_trial(opposite(way_));
+        break;
+      }
+    }
+  }
+
+  void begin_trial(Way w) {
+    if (w == Way::alone) {
+      // The device the split gives the most rows: the fastest per row.
+      const std::vector<double> shares = inner_->state();
+      if (!shares.empty()) {
+        alone_ = static_cast<std::size_t>(std::max_element(shares.begin(), shares.end()) -
+                                          shares.begin());
+      }
+    }
+    window(w).restart();
+    way_ = w;
+    phase_ = Phase::trial;
+    since_change_ = 0;
+    trial_cost_ms_ = 0;
+  }
+
+  void settle(Way w) {
+    interval_ = w == settled_ ? std::min(2 * interval_, kRecheckMax) : kRecheckFirst;
+    last_trial_cost_ms_ = trial_cost_ms_;
+    settled_ = w;
+    way_ = w;
+    phase_ = Phase::settled;
+    countdown_ = interval_;
+    since_change_ = 0;
+  }
+
+  void stand_down() {
+    way_ = settled_ = Way::split;
+    phase_ = Phase::measure;
+    split_ms_.restart();
+    alone_ms_.restart();
+    interval_ = kRecheckFirst;
+    since_change_ = 0;
+    const std::vector<double> shares = inner_->state();
+    if (!shares.empty()) {
+      alone_ =
+          static_cast<std::size_t>(std::max_element(shares.begin(), shares.end()) - shares.begin());
+    }
+  }
+
+  std::unique_ptr<SplitPolicy> inner_;
+  std::size_t devices_;
+  std::size_t alone_ = 0;  // the device run alone
+  Way way_ = Way::split;   // what fractions() hands out
+  Way settled_ = Way::split;
+  Phase phase_ = Phase::measure;
+  Window split_ms_, alone_ms_;
+  int interval_ = kRecheckFirst;
+  int countdown_ = 0;
+  std::size_t since_change_ = 0;  // frames observed since the last trial began or ended
+  double total_ms_ = 0;           // wall time of every frame observed
+  double explored_ms_ = 0;        // what trials cost over their incumbents, in all
+  double trial_cost_ms_ = 0;      // the same, of the trial now or last
+  double last_trial_cost_ms_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<SplitPolicy> guard_by_wall_time(std::unique_ptr<SplitPolicy> inner,
+                                                std::size_t devices) {
+  return std::make_unique<WallTimeGuard>(std::move(inner), devices);
+}
+
+}  // namespace tandem::detail

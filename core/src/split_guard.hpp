@@ -1,0 +1,19 @@
+#pragma once
+// The wall-time guard of the adaptive split: a split across devices is kept only while the host
+// sees it finish frames sooner than the fastest device alone.
+#include <memory>
+
+#include "tandem/split_policy.hpp"
+
+namespace tandem::detail {
+
+/// Wraps `inner` (the adaptive policy over `devices` devices). The inner policy balances the
+/// devices' busy times; costs its timings do not show (start offsets, host enqueues, transfers
+/// behind another device's) can make its split slower than one device alone. The guard measures
+/// the wall time of the frames each way (medians over a few frames), keeps the split only when it
+/// beats the device that takes the most rows alone by a margin, and tries the other way again
+/// now and then, less often while its verdict stands.
+std::unique_ptr<SplitPolicy> guard_by_wall_time(std::unique_ptr<SplitPolicy> inner,
+                                                std::size_t devices);
+
+}  // namespace tandem::detail
