@@ -17,6 +17,7 @@ constexpr double kAbandon = 2.0;    // a trial frame 2x the incumbent's median e
 constexpr int kRecheckFirst = 32;   // frames before the way not taken is tried again,
 constexpr int kRecheckMax = 1024;   // doubling while the verdict stands,
 constexpr double kBudget = 0.01;    // and only while trials have cost at most 1% of the wall time
+constexpr double kMoved = 0.05;     // a split that moves 5% of the rows starts its window again
 
 // The wall times of one way of running since it last began, its first kSettle frames left out;
 // the latest kWindow of them.
@@ -80,6 +81,18 @@ class WallTimeGuard final : public SplitPolicy {
       return;
     }
     const Way ran = ran_alone ? Way::alone : Way::split;
+    if (ran == Way::split) {
+      // While the inner policy still moves rows around, its frames say little of where it goes.
+      double moved = 0;
+      for (std::size_t i = 0; i < timings.size(); ++i) {
+        const int before = i < split_rows_.size() ? split_rows_[i] : 0;
+        moved += std::abs(std::max(timings[i].rows, 0) - before);
+      }
+      if (phase_ != Phase::settled && moved > 2 * kMoved * height) split_ms_.restart();
+      split_rows_.resize(timings.size());
+      for (std::size_t i = 0; i < timings.size(); ++i)
+        split_rows_[i] = std::max(timings[i].rows, 0);
+    }
     if (phase_ == Phase::trial && ran == way_ && !window(opposite(ran)).empty()) {
       // What trying this way cost over the incumbent.
       const double cost = std::max(0.0, wall_ms - window(opposite(ran)).median());
@@ -201,6 +214,7 @@ class WallTimeGuard final : public SplitPolicy {
   Way settled_ = Way::split;
   Phase phase_ = Phase::measure;
   Window split_ms_, alone_ms_;
+  std::vector<int> split_rows_;  // the rows of the latest frame of the split, per device
   int interval_ = kRecheckFirst;
   int countdown_ = 0;
   std::size_t since_change_ = 0;  // frames observed since the last trial began or ended

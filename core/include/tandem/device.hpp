@@ -38,6 +38,9 @@ struct DeviceInfo {
   unsigned preferred_vector_width_char = 0;
   unsigned preferred_vector_width_float = 0;
   bool host_unified_memory = false;  ///< shares memory with the host (CPU devices, iGPUs)
+  /// Cores a CPU device leaves to the host in a DeviceSet with GPUs (compute_units is then its
+  /// sub-device's): the thread that feeds each GPU would otherwise wait for a core.
+  unsigned cores_left_to_host = 0;
 };
 
 /// Every device of every platform, in platform then device order. Throws Error if no OpenCL
