@@ -712,7 +712,7 @@ TEST(GuardedSimulation, HiddenCostsLeaveTheFastestDeviceAlone) {
               << " frames split\n";
     EXPECT_LE(median_wall(frames, 10, 40), 1.03 * best);
     EXPECT_LE(median_wall(frames, 10, 3000), 1.03 * best);
-    EXPECT_LE(mean_wall(frames, 10, 3000), 1.02 * best);  // exploration included
+    EXPECT_LE(mean_wall(frames, 10, 3000), 1.015 * best);  // trials of the split included
     EXPECT_EQ(policy->state(), (Fractions{1, 0}));        // what a next run starts from
   }
 }

@@ -86,6 +86,7 @@ struct Options {
   std::string dump_binaries;  // filters: directory for the programs' binaries
   std::string only;           // filters: comma-separated substrings of the case labels run
   int frames_on_devices = tandem::PipelineOptions{}.frames_on_devices;  // stream
+  bool trace = false;  // coexec: every frame's split and time
 };
 
 // WIDTHxHEIGHT, each 1..65536.
@@ -121,6 +122,9 @@ CLI::App* add_mode(CLI::App& app, Options& o, const std::string& mode, const std
           },
           "WIDTHxHEIGHT"));
   if (mode == "coexec") {
+    sub->add_flag("--trace", o.trace,
+                  "Print every frame's split and, for the timed frames, its time (all devices "
+                  "together)");
     sub->add_option("--format", o.format_name, "Pixel format of the frames")
         ->capture_default_str()
         ->check(CLI::IsMember({"rgba8", "rgba32f"}));
@@ -1346,6 +1350,13 @@ int run_coexec(const Options& o, const Machine& machine) {
   std::vector<std::string> ids;
   for (const auto& d : together.devices()) ids.push_back(d.info().id);
   std::printf("\nall %zu together (split %s):\n", together.size(), o.split.c_str());
+  for (const auto& d : together.devices()) {
+    if (d.info().cores_left_to_host > 0) {
+      std::printf(
+          "  %s runs on %u compute units, leaving %u cores to the host and the GPUs' drivers\n",
+          d.info().id.c_str(), d.info().compute_units, d.info().cores_left_to_host);
+    }
+  }
   std::printf("  %-52s %s  %7.1f fps\n", join(ids, " + ").c_str(),
               describe(together_summary).c_str(), 1000 / together_summary.median);
 
@@ -1382,7 +1393,8 @@ int run_coexec(const Options& o, const Machine& machine) {
   std::printf("\n");
   for (const auto& f : report.fallbacks) std::printf("  fallback: %s\n", f.c_str());
 
-  const std::size_t shown = std::min<std::size_t>(20, report.split_trace.size());
+  const std::size_t shown =
+      o.trace ? report.split_trace.size() : std::min<std::size_t>(20, report.split_trace.size());
   std::printf("\nsplit trace, first %zu frames (warm-up included; fraction of rows per device: ",
               shown);
   for (std::size_t d = 0; d < together.size(); ++d) {
@@ -1392,6 +1404,7 @@ int run_coexec(const Options& o, const Machine& machine) {
   for (std::size_t f = 0; f < shown; ++f) {
     std::printf("  frame %2zu%s:", f, f < first_timed ? " (warm-up)" : "          ");
     for (double v : report.split_trace[f]) std::printf(" %.3f", v);
+    if (o.trace && f >= first_timed) std::printf("  %.3f ms", co.ms[f - first_timed]);
     std::printf("\n");
   }
 

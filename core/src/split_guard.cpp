@@ -94,10 +94,7 @@ class WallTimeGuard final : public SplitPolicy {
         split_rows_[i] = std::max(timings[i].rows, 0);
     }
     if (phase_ == Phase::trial && ran == way_ && !window(opposite(ran)).empty()) {
-      // What trying this way cost over the incumbent.
-      const double cost = std::max(0.0, wall_ms - window(opposite(ran)).median());
-      explored_ms_ += cost;
-      trial_cost_ms_ += cost;
+      trial_cost_ms_ += wall_ms - window(opposite(ran)).median();  // over the incumbent
     }
     total_ms_ += wall_ms;
     window(ran).add(wall_ms);
@@ -185,7 +182,9 @@ class WallTimeGuard final : public SplitPolicy {
 
   void settle(Way w) {
     interval_ = w == settled_ ? std::min(2 * interval_, kRecheckMax) : kRecheckFirst;
-    last_trial_cost_ms_ = trial_cost_ms_;
+    // A trial that lost was exploration; one that won was the way to go.
+    last_trial_cost_ms_ = w == way_ ? 0.0 : std::max(0.0, trial_cost_ms_);
+    explored_ms_ += last_trial_cost_ms_;
     settled_ = w;
     way_ = w;
     phase_ = Phase::settled;
@@ -219,8 +218,8 @@ class WallTimeGuard final : public SplitPolicy {
   int countdown_ = 0;
   std::size_t since_change_ = 0;  // frames observed since the last trial began or ended
   double total_ms_ = 0;           // wall time of every frame observed
-  double explored_ms_ = 0;        // what trials cost over their incumbents, in all
-  double trial_cost_ms_ = 0;      // the same, of the trial now or last
+  double explored_ms_ = 0;        // what the trials that lost cost over their incumbents
+  double trial_cost_ms_ = 0;      // what the trial now has cost so far
   double last_trial_cost_ms_ = 0;
 };
 
