@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Co-execution on the GPU machine in one call (bash tools/device-setup.sh here first; carry .device):
+# build, the whole suite on every device (.device/check.sh ctest), then tandem-bench coexec of
+# issue 13's four graphs at 1080p and 4K with --devices all (each device alone, then together),
+# 4K saturation with --trace and with a fixed fifth of the rows on the CPU, and streams on the GPU
+# and on every device. Everything lands in $OUT.
+set -u
+source .device/prelude.sh
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+cmake -S . -B /tmp/b -DCMAKE_BUILD_TYPE=Release -DTANDEM_WITH_OPENCV=OFF -DTANDEM_WITH_FFMPEG=OFF \
+  -DTANDEM_BUILD_VIEW=OFF -DTANDEM_BUILD_TESTS=ON > /tmp/configure.txt 2>&1 || { tail -30 /tmp/configure.txt; exit 1; }
+cmake --build /tmp/b > /tmp/build.txt 2>&1 || { grep -m20 -iE 'error' /tmp/build.txt; exit 1; }
+echo "built $(date -u +%T)"
+bash .device/check.sh ctest
+cp "$OUT/ctest.txt" "$OUT/guard-ctest.txt" 2>/dev/null
+echo "ctest done $(date -u +%T)"
+export TANDEM_CACHE_DIR=/tmp/tandem-bench-cache
+B=/tmp/b/apps/bench/tandem-bench
+for size in 1920x1080 3840x2160; do
+  for g in "gaussian=sigma=2,saturation=1.3,tonemap" "gaussian=sigma=8,bilateral,saturation=1.3" "saturation=1.3" "bilateral"; do
+    echo "== coexec $size $g"
+    timeout 100 $B coexec --devices all --size $size --graph "$g" --frames 60 > /tmp/c.txt 2>&1
+    cat /tmp/c.txt >> "$OUT/guard-coexec.txt"
+    grep -E '^  [0-9].*(cpu|gpu) |^  [0-9.]+ \+|mean share|busy ms|speed-up|slowest' /tmp/c.txt | cut -c1-160
+  done
+done
+echo "== coexec 3840x2160 saturation=1.3 --trace"
+timeout 100 $B coexec --devices all --size 3840x2160 --graph saturation=1.3 --frames 150 --trace > "$OUT/guard-trace-4k-saturation.txt" 2>&1
+grep -E 'runs on|^  [0-9].*(cpu|gpu) |^  [0-9.]+ \+|mean share|speed-up' "$OUT/guard-trace-4k-saturation.txt" | cut -c1-150
+echo "== coexec 3840x2160 saturation=1.3 static:0.2,0.8"
+timeout 100 $B coexec --devices all --size 3840x2160 --graph saturation=1.3 --split static:0.2,0.8 --frames 60 > /tmp/c.txt 2>&1
+cat /tmp/c.txt >> "$OUT/guard-coexec.txt"; grep -E '^  [0-9].*(cpu|gpu) |^  [0-9.]+ \+|speed-up' /tmp/c.txt | cut -c1-150
+for g in "gaussian=sigma=2,saturation=1.3,tonemap" "gaussian=sigma=8,bilateral,saturation=1.3"; do for d in gpu all; do
+  echo "== stream $d $g"; timeout 60 $B stream --devices $d --graph "$g" --frames 300 --warmup 30 > /tmp/s.txt 2>&1
+  cat /tmp/s.txt >> "$OUT/guard-stream.txt"; grep -E 'all selected' /tmp/s.txt | cut -c1-100
+done; done
+echo "end $(date -u +%T)"
