@@ -2,6 +2,9 @@
 // devices present.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iostream>
+
 #include "tandem/device.hpp"
 #include "tandem/error.hpp"
 #include "test_support.hpp"
@@ -85,6 +88,37 @@ TEST(Devices, EnumerateAndOpenEveryDevice) {
       EXPECT_EQ(same_platform, all[i].context()() == all[j].context()());
       EXPECT_EQ(same_platform, all[i].context_index() == all[j].context_index());
     }
+  }
+}
+
+// Beside GPUs a CPU device runs as a sub-device that leaves a core to the host and one to each
+// GPU's driver, where its driver partitions; without GPUs it keeps every unit.
+TEST(Devices, ACpuBesideGpusLeavesCoresToTheHost) {
+  const auto infos = enumerate_devices();
+  const auto gpus = static_cast<unsigned>(std::count_if(
+      infos.begin(), infos.end(), [](const DeviceInfo& d) { return d.type == DeviceType::gpu; }));
+  DeviceSet all = DeviceSet::open("all");
+  ASSERT_EQ(all.size(), infos.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const DeviceInfo& full = infos[i];
+    const DeviceInfo& opened = all[i].info();
+    ASSERT_EQ(opened.id, full.id);
+    if (full.type != DeviceType::cpu || gpus == 0 || opened.cores_left_to_host == 0) {
+      // Not beside a GPU, or a driver that does not partition (or too few cores to spare).
+      EXPECT_EQ(opened.cores_left_to_host, 0u);
+      EXPECT_EQ(opened.compute_units, full.compute_units) << full.id;
+      continue;
+    }
+    std::cout << full.id << " beside " << gpus << " GPU(s): " << opened.compute_units << " of "
+              << full.compute_units << " compute units\n";
+    EXPECT_EQ(opened.cores_left_to_host, 1 + gpus);
+    EXPECT_EQ(opened.compute_units + opened.cores_left_to_host, full.compute_units);
+  }
+  for (const DeviceInfo& full : infos) {
+    if (full.type != DeviceType::cpu) continue;
+    DeviceSet alone = DeviceSet::open(full.id);
+    EXPECT_EQ(alone[0].info().cores_left_to_host, 0u);
+    EXPECT_EQ(alone[0].info().compute_units, full.compute_units);
   }
 }
 
