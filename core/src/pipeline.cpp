@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "band_plan.hpp"
+#include "frame_stats.hpp"
 #include "plan.hpp"
 #include "quirks.hpp"
 #include "tandem/error.hpp"
@@ -36,9 +37,6 @@ using detail::Range;
 using detail::stage_args;
 
 namespace {
-
-// Weight of a new frame's statistics in the running estimate used by the next frame.
-constexpr double kStatsSmoothing = 0.25;
 
 // Completed frames whose split split_of() can still tell.
 constexpr std::size_t kRecentSplits = 64;
@@ -55,23 +53,6 @@ struct DeviceFailure {
 DeviceFailure failure(std::size_t device, const cl::Error& e, const std::string& doing) {
   return {device, Error(e.err(), e.what(), doing)};
 }
-
-// Statistics partials (per row, per work-group) one band left in a device buffer for pass
-// `pass`, and the host copy a non-blocking read fills (complete once the band's download events
-// are).
-struct StatsRows {
-  std::size_t pass;
-  cl::Buffer buffer;
-  Range rows;
-  const cl_float2* host;  // the partials read back, in the band's workspace
-  std::size_t count;
-};
-
-// Sums of the statistics partials of a frame, per pass.
-struct StatsSums {
-  double log_sum = 0;
-  double maximum = 0;
-};
 
 // One device's commands for one band, by what they do.
 struct BandEvents {
@@ -136,6 +117,10 @@ bool same_args(const cl_float16& a, const cl_float16& b) {
   return std::memcmp(&a, &b, sizeof a) == 0;
 }
 
+double pixels(const Frame& frame) {
+  return static_cast<double>(frame.width()) * frame.height();
+}
+
 std::string hex64(std::uint64_t v) {
   std::ostringstream s;
   s << std::hex << v;
@@ -157,7 +142,7 @@ struct InFlight {
   std::vector<int> bounds;
   std::vector<BandEvents> events;  // per device
   std::vector<std::function<void()>> after;  // unmaps, once its events completed
-  std::vector<std::vector<StatsRows>> stats_rows;
+  std::vector<std::vector<detail::StatsRows>> stats_rows;
   bool enqueued = false;  // its commands are on the devices (submit() holds it until then)
   bool waited = false;    // a thread waits for its events
   bool overlapped = false;  // submitted while another frame was on the devices
@@ -166,7 +151,7 @@ struct InFlight {
   // Once its events completed (measure_frame()): what each device took, and the sums of its
   // statistics partials per pass.
   std::vector<DeviceTimes> times;
-  std::map<std::size_t, StatsSums> stats_sums;
+  detail::FrameSums stats_sums;
 
   void run_after() {
     for (auto& f : after) f();
@@ -212,7 +197,7 @@ struct Pipeline::Impl {
   RunReport report;
   std::vector<double> share_sum;
   // Running frame statistics per stats-needing pass (index into passes).
-  std::map<std::size_t, FrameStats> stats;
+  detail::FrameStatistics stats;
   std::string split_key;
   int chunk_rows = 0;  // > 0: the dynamic chunks policy instead of `policy`
   const std::uint64_t id = next_id();
@@ -266,7 +251,6 @@ struct Pipeline::Impl {
   }
 
   void compile(PixelFormat input);
-  void set_filter_stats();
   void enqueue_frame(InFlight& f);
   void wait_frame(InFlight& f);
   static void measure_frame(InFlight& f);
@@ -281,16 +265,12 @@ struct Pipeline::Impl {
   BandPlan& band_plan(std::size_t d, int slot, const Frame& input, const Frame& output, Range band);
   void enqueue_band(std::size_t d, int slot, const Frame& input, Frame& output, Range band,
                     BandEvents& events, std::vector<std::function<void()>>& after,
-                    std::vector<StatsRows>& stats_rows, bool collect_stats);
+                    std::vector<detail::StatsRows>& stats_rows, bool collect_stats);
   cl::Buffer frame_buffer(const Frame& frame, const Device& device, cl_mem_flags flags);
   void run_chunks(const Frame& input, Frame& output, int chunk_rows,
                   std::vector<DeviceTimes>& times, std::vector<double>& fractions,
                   bool collect_stats, bool smooth);
   // Sums the partials of bands whose events completed.
-  static void read_stats(const std::vector<StatsRows>& entries,
-                         std::map<std::size_t, StatsSums>& sums);
-  void combine_stats(const std::map<std::size_t, StatsSums>& sums, const Frame& input,
-                     bool smooth);
   void fail_device(const DeviceFailure& f);
   void load_split(int width, int height);
   void save_split() const;
@@ -336,7 +316,7 @@ BandPlan& Pipeline::Impl::band_plan(std::size_t d, int slot, const Frame& input,
 void Pipeline::Impl::enqueue_band(std::size_t d, int slot, const Frame& input, Frame& output,
                                   Range band, BandEvents& events,
                                   std::vector<std::function<void()>>& after,
-                                  std::vector<StatsRows>& stats_rows, bool collect_stats) {
+                                  std::vector<detail::StatsRows>& stats_rows, bool collect_stats) {
   Device& device = devices[d];
   detail::Workspace& ws = workspaces[slot * devices.size() + d];
   cl::CommandQueue& queue = device.queue();
@@ -523,10 +503,6 @@ void Pipeline::Impl::enqueue_band(std::size_t d, int slot, const Frame& input, F
   }
 }
 
-void Pipeline::Impl::set_filter_stats() {
-  for (const auto& [pi, value] : stats) passes[pi].stats_filter()->set_frame_stats(value);
-}
-
 void Pipeline::Impl::enqueue_frame(InFlight& f) {
   const std::size_t n = devices.size();
   f.bounds = band_boundaries(f.input->height(), f.fractions, 1);
@@ -603,13 +579,13 @@ void Pipeline::Impl::measure_frame(InFlight& f) {
   }
   f.stats_sums.clear();
   if (f.collect_stats) {
-    for (std::size_t d = 0; d < n; ++d) read_stats(f.stats_rows[d], f.stats_sums);
+    for (std::size_t d = 0; d < n; ++d) detail::add_partials(f.stats_rows[d], f.stats_sums);
   }
 }
 
 void Pipeline::Impl::finish_frame(InFlight& f) {
   f.run_after();
-  if (f.collect_stats) combine_stats(f.stats_sums, *f.input, f.smooth);
+  if (f.collect_stats) stats.combine(f.stats_sums, pixels(*f.input), f.smooth);
   if (!f.prepass) record(f.ticket, f.fractions, f.times, f.overlapped, f.wall_ms);
 }
 
@@ -722,40 +698,6 @@ void Pipeline::Impl::record(std::uint64_t ticket, const std::vector<double>& fra
   }
 }
 
-void Pipeline::Impl::read_stats(const std::vector<StatsRows>& entries,
-                                std::map<std::size_t, StatsSums>& sums) {
-  for (const StatsRows& e : entries) {
-    StatsSums& s = sums[e.pass];
-    for (const cl_float2& v : std::span(e.host, e.count)) {
-      s.log_sum += v.s[0];
-      s.maximum = std::max(s.maximum, static_cast<double>(v.s[1]));
-    }
-  }
-}
-
-void Pipeline::Impl::combine_stats(const std::map<std::size_t, StatsSums>& sums,
-                                   const Frame& input, bool smooth) {
-  for (const auto& [pi, sum] : sums) {
-    const double log_sum = sum.log_sum;
-    const double maximum = sum.maximum;
-    const double pixels = static_cast<double>(input.width()) * input.height();
-    FrameStats measured{std::exp(log_sum / pixels), maximum};
-    auto [it, first] = stats.try_emplace(pi, measured);
-    if (!smooth) {
-      it->second = measured;  // a pre-pass: this frame's own statistics
-    } else if (!first) {
-      // Smooth in the log domain so that a flash or a cut eases in over a few frames.
-      auto blend = [](double old_value, double new_value) {
-        const double lo = std::log(std::max(old_value, 1e-12));
-        const double ln = std::log(std::max(new_value, 1e-12));
-        return std::exp(lo + kStatsSmoothing * (ln - lo));
-      };
-      it->second = {blend(it->second.log_average, measured.log_average),
-                    blend(it->second.maximum, measured.maximum)};
-    }
-  }
-}
-
 void Pipeline::Impl::fail_device(const DeviceFailure& f) {
   // Take the device out of the split; the caller redoes its rows on the others. Never silently.
   const auto& info = devices[f.device].info();
@@ -787,7 +729,7 @@ void Pipeline::Impl::run_chunks(const Frame& input, Frame& output, int chunk_row
   std::vector<int> todo;
   for (int lo = (height - 1) / chunk_rows * chunk_rows; lo >= 0; lo -= chunk_rows) todo.push_back(lo);
   std::mutex chunk_mutex;  // guards todo, sums, failures and the report
-  std::map<std::size_t, StatsSums> sums;
+  detail::FrameSums sums;
   times.assign(n, {});
   std::exception_ptr fatal;
 
@@ -811,7 +753,7 @@ void Pipeline::Impl::run_chunks(const Frame& input, Frame& output, int chunk_row
       const Range band{lo, std::min(height, lo + chunk_rows)};
       BandEvents events;
       std::vector<std::function<void()>> after;
-      std::vector<StatsRows> stats_rows;
+      std::vector<detail::StatsRows> stats_rows;
       try {
         try {
           enqueue_band(d, 0, input, output, band, events, after, stats_rows, collect_stats);
@@ -826,7 +768,7 @@ void Pipeline::Impl::run_chunks(const Frame& input, Frame& output, int chunk_row
         }
         for (auto& f : after) f();
         std::lock_guard lock(chunk_mutex);
-        read_stats(stats_rows, sums);
+        detail::add_partials(stats_rows, sums);
         times[d].rows += band.rows();
         times[d].upload += busy_ms(events.upload);
         times[d].compute += busy_ms(events.compute);
@@ -865,7 +807,7 @@ void Pipeline::Impl::run_chunks(const Frame& input, Frame& output, int chunk_row
   for (std::size_t d = 0; d < n; ++d) {
     fractions[d] = static_cast<double>(times[d].rows) / height;
   }
-  if (collect_stats) combine_stats(sums, input, smooth);
+  if (collect_stats) stats.combine(sums, pixels(input), smooth);
 }
 
 void Pipeline::Impl::load_split(int width, int height) {
@@ -975,7 +917,7 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
     const auto start = std::chrono::steady_clock::now();
     const std::size_t runs = prepass ? stats_passes + 1 : 1;
     for (std::size_t run = 0; run < runs; ++run) {
-      m.set_filter_stats();
+      m.stats.apply(m.passes);
       if (m.chunk_rows > 0) {
         std::vector<DeviceTimes> times;
         std::vector<double> fractions;
@@ -999,7 +941,7 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
   const int depth = m.options.frames_on_devices;
   while (m.in_flight.size() >= static_cast<std::size_t>(depth)) m.complete_oldest(lock);
   const auto start = std::chrono::steady_clock::now();
-  m.set_filter_stats();
+  m.stats.apply(m.passes);
   // The frame takes its place in line now and is enqueued without the mutex: a thread waiting
   // for the frames before completes them meanwhile (and waits for this one until it is on the
   // devices). References into the deque stay valid: frames leave it only at its front, and

@@ -1,0 +1,49 @@
+// Frame statistics: partials added up per frame, running estimates across frames
+// (frame_stats.hpp).
+#include "frame_stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <span>
+
+namespace tandem::detail {
+namespace {
+
+// Weight of a new frame's statistics in the running estimate used by the next frame.
+constexpr double kStatsSmoothing = 0.25;
+
+}  // namespace
+
+void add_partials(const std::vector<StatsRows>& entries, FrameSums& sums) {
+  for (const StatsRows& e : entries) {
+    StatsSums& s = sums[e.pass];
+    for (const cl_float2& v : std::span(e.host, e.count)) {
+      s.log_sum += v.s[0];
+      s.maximum = std::max(s.maximum, static_cast<double>(v.s[1]));
+    }
+  }
+}
+
+void FrameStatistics::combine(const FrameSums& sums, double pixels, bool smooth) {
+  for (const auto& [pi, sum] : sums) {
+    const FrameStats measured{std::exp(sum.log_sum / pixels), sum.maximum};
+    auto [it, first] = by_pass_.try_emplace(pi, measured);
+    if (!smooth) {
+      it->second = measured;
+    } else if (!first) {
+      auto blend = [](double old_value, double new_value) {
+        const double lo = std::log(std::max(old_value, 1e-12));
+        const double ln = std::log(std::max(new_value, 1e-12));
+        return std::exp(lo + kStatsSmoothing * (ln - lo));
+      };
+      it->second = {blend(it->second.log_average, measured.log_average),
+                    blend(it->second.maximum, measured.maximum)};
+    }
+  }
+}
+
+void FrameStatistics::apply(std::vector<Pass>& passes) const {
+  for (const auto& [pi, value] : by_pass_) passes[pi].stats_filter()->set_frame_stats(value);
+}
+
+}  // namespace tandem::detail
