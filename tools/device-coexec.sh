@@ -12,7 +12,6 @@ cmake -S . -B /tmp/b -DCMAKE_BUILD_TYPE=Release -DTANDEM_WITH_OPENCV=OFF -DTANDE
 cmake --build /tmp/b > /tmp/build.txt 2>&1 || { grep -m20 -iE 'error' /tmp/build.txt; exit 1; }
 echo "built $(date -u +%T)"
 bash .device/check.sh ctest
-cp "$OUT/ctest.txt" "$OUT/guard-ctest.txt" 2>/dev/null
 echo "ctest done $(date -u +%T)"
 export TANDEM_CACHE_DIR=/tmp/tandem-bench-cache
 B=/tmp/b/apps/bench/tandem-bench
@@ -24,6 +23,9 @@ for size in 1920x1080 3840x2160; do
     grep -E '^  [0-9].*(cpu|gpu) |^  [0-9.]+ \+|mean share|busy ms|speed-up|slowest' /tmp/c.txt | cut -c1-160
   done
 done
+echo "== coexec 1920x1080 saturation=1.3 --frames 200 --trace"
+timeout 100 $B coexec --devices all --graph saturation=1.3 --frames 200 --trace > "$OUT/guard-trace-1080p-saturation.txt" 2>&1
+grep -E 'runs on|^  [0-9].*(cpu|gpu) |^  [0-9.]+ \+|mean share|speed-up' "$OUT/guard-trace-1080p-saturation.txt" | cut -c1-150
 echo "== coexec 3840x2160 saturation=1.3 --trace"
 timeout 100 $B coexec --devices all --size 3840x2160 --graph saturation=1.3 --frames 150 --trace > "$OUT/guard-trace-4k-saturation.txt" 2>&1
 grep -E 'runs on|^  [0-9].*(cpu|gpu) |^  [0-9.]+ \+|mean share|speed-up' "$OUT/guard-trace-4k-saturation.txt" | cut -c1-150

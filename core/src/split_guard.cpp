@@ -14,9 +14,14 @@ constexpr std::size_t kWindow = 4;  // frames whose median judges a way of runni
 constexpr std::size_t kSettle = 1;  // frames left out after a change (new band heights)
 constexpr double kMargin = 0.03;    // the split is kept only when it beats one device by 3%
 constexpr double kAbandon = 2.0;    // a trial frame 2x the incumbent's median ends the trial
-constexpr int kRecheckFirst = 32;   // frames before the way not taken is tried again,
-constexpr int kRecheckMax = 1024;   // doubling while the verdict stands,
-constexpr double kBudget = 0.01;    // and only while trials have cost at most 1% of the wall time
+// The way not taken is tried again after 32 frames and 1 s of wall time, doubling while the
+// verdict stands: on the H100 + PoCL a trial of the split slows the GPU alone down for tens of
+// frames after it.
+constexpr int kRecheckFirst = 32;
+constexpr double kRecheckFirstMs = 1000;
+constexpr int kRecheckMax = 1024;
+constexpr double kRecheckMaxMs = 64000;
+constexpr double kBudget = 0.01;  // and only while the trials that lost cost at most 1% of the time
 constexpr double kMoved = 0.05;     // a split that moves 5% of the rows starts its window again
 
 // The wall times of one way of running since it last began, its first kSettle frames left out;
@@ -156,8 +161,8 @@ class WallTimeGuard final : public SplitPolicy {
         const bool worse = current.full() && other.full() && since_change_ > kWindow + kSettle &&
                            (way_ == Way::split ? !split_wins() : split_wins());
         // A trial when due, and when one more like the last keeps the trials within budget.
-        const bool due =
-            --countdown_ <= 0 && explored_ms_ + last_trial_cost_ms_ <= kBudget * total_ms_;
+        const bool due = --countdown_ <= 0 && total_ms_ - settled_at_ms_ >= interval_ms_ &&
+                         explored_ms_ + last_trial_cost_ms_ <= kBudget * total_ms_;
         if (worse || due) begin_trial(opposite(way_));
         break;
       }
@@ -181,7 +186,10 @@ class WallTimeGuard final : public SplitPolicy {
   }
 
   void settle(Way w) {
-    interval_ = w == settled_ ? std::min(2 * interval_, kRecheckMax) : kRecheckFirst;
+    const bool stands = w == settled_;
+    interval_ = stands ? std::min(2 * interval_, kRecheckMax) : kRecheckFirst;
+    interval_ms_ = stands ? std::min(2 * interval_ms_, kRecheckMaxMs) : kRecheckFirstMs;
+    settled_at_ms_ = total_ms_;
     // A trial that lost was exploration; one that won was the way to go.
     last_trial_cost_ms_ = w == way_ ? 0.0 : std::max(0.0, trial_cost_ms_);
     explored_ms_ += last_trial_cost_ms_;
@@ -198,6 +206,7 @@ class WallTimeGuard final : public SplitPolicy {
     split_ms_.restart();
     alone_ms_.restart();
     interval_ = kRecheckFirst;
+    interval_ms_ = kRecheckFirstMs;
     since_change_ = 0;
     const std::vector<double> shares = inner_->state();
     if (!shares.empty()) {
@@ -215,6 +224,8 @@ class WallTimeGuard final : public SplitPolicy {
   Window split_ms_, alone_ms_;
   std::vector<int> split_rows_;  // the rows of the latest frame of the split, per device
   int interval_ = kRecheckFirst;
+  double interval_ms_ = kRecheckFirstMs;
+  double settled_at_ms_ = 0;  // total_ms_ when the last trial ended
   int countdown_ = 0;
   std::size_t since_change_ = 0;  // frames observed since the last trial began or ended
   double total_ms_ = 0;           // wall time of every frame observed

@@ -54,12 +54,13 @@ std::unique_ptr<SplitPolicy> make_split_policy(std::string_view spec, std::size_
 /// then with a small share. Busy times miss what the host waits for besides (start offsets,
 /// enqueues, transfers): with several devices, the wall times observe() gets guard the split. It
 /// is kept only while its frames' median wall time beats the device with the most rows alone by
-/// 3%; otherwise that device runs alone, and the split is tried again after 32 frames, then
-/// 64, ... up to 1024 while the verdict stands, at once when the way chosen gets slower than the
-/// other was. Without wall times (0) the guard stays out. It starts from `initial` (one fraction
-/// per device, normalised; 0: the device starts out of the split), or from an equal split when
-/// `initial` is empty; state() returns what it learned in the same form. Throws Error on a
-/// malformed `initial`.
+/// 3%; otherwise that device runs alone. The way not taken is tried again after 32 frames and
+/// 1 s of wall time, doubling up to 1024 frames and 64 s while the verdict stands, while the
+/// trials that lost have cost at most 1% of the wall time, and at once when the way chosen gets
+/// slower than the other was. Without wall times (0) the guard stays out. It starts from `initial`
+/// (one fraction per device, normalised; 0: the device starts out of the split), or from an equal
+/// split when `initial` is empty; state() returns what it learned in the same form. Throws Error on
+/// a malformed `initial`.
 std::unique_ptr<SplitPolicy> make_adaptive_policy(std::size_t devices,
                                                   std::vector<double> initial = {});
 
