@@ -4,17 +4,7 @@
 # issue 13's four graphs at 1080p and 4K with --devices all (each device alone, then together),
 # 4K saturation with --trace and with a fixed fifth of the rows on the CPU, and streams on the GPU
 # and on every device. Everything lands in $OUT.
-set -u
-source .device/prelude.sh
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-cmake -S . -B /tmp/b -DCMAKE_BUILD_TYPE=Release -DTANDEM_WITH_OPENCV=OFF -DTANDEM_WITH_FFMPEG=OFF \
-  -DTANDEM_BUILD_VIEW=OFF -DTANDEM_BUILD_TESTS=ON > /tmp/configure.txt 2>&1 || { tail -30 /tmp/configure.txt; exit 1; }
-cmake --build /tmp/b > /tmp/build.txt 2>&1 || { grep -m20 -iE 'error' /tmp/build.txt; exit 1; }
-echo "built $(date -u +%T)"
-bash .device/check.sh ctest
-echo "ctest done $(date -u +%T)"
-export TANDEM_CACHE_DIR=/tmp/tandem-bench-cache
-B=/tmp/b/apps/bench/tandem-bench
+source tools/device-suite.sh
 for size in 1920x1080 3840x2160; do
   for g in "gaussian=sigma=2,saturation=1.3,tonemap" "gaussian=sigma=8,bilateral,saturation=1.3" "saturation=1.3" "bilateral"; do
     echo "== coexec $size $g"

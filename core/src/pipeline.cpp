@@ -17,7 +17,6 @@
 #include <numeric>
 #include <optional>
 #include <set>
-#include <span>
 #include <sstream>
 #include <thread>
 
@@ -270,7 +269,6 @@ struct Pipeline::Impl {
   void run_chunks(const Frame& input, Frame& output, int chunk_rows,
                   std::vector<DeviceTimes>& times, std::vector<double>& fractions,
                   bool collect_stats, bool smooth);
-  // Sums the partials of bands whose events completed.
   void fail_device(const DeviceFailure& f);
   void load_split(int width, int height);
   void save_split() const;

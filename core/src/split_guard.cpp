@@ -58,10 +58,7 @@ class WallTimeGuard final : public SplitPolicy {
       : inner_(std::move(inner)), devices_(devices) {}
 
   std::vector<double> fractions() override {
-    if (way_ == Way::split) return inner_->fractions();
-    std::vector<double> f(devices_, 0.0);
-    f[alone_] = 1;
-    return f;
+    return way_ == Way::split ? inner_->fractions() : alone_fractions();
   }
 
   void observe(std::span<const BandTiming> timings, double wall_ms) override {
@@ -116,9 +113,7 @@ class WallTimeGuard final : public SplitPolicy {
 
   std::vector<double> state() const override {
     if (phase_ != Phase::settled || way_ == Way::split) return inner_->state();
-    std::vector<double> f(devices_, 0.0);
-    f[alone_] = 1;
-    return f;
+    return alone_fractions();
   }
 
  private:
@@ -129,6 +124,21 @@ class WallTimeGuard final : public SplitPolicy {
   enum class Phase { measure, trial, settled };
 
   static Way opposite(Way w) { return w == Way::split ? Way::alone : Way::split; }
+
+  std::vector<double> alone_fractions() const {
+    std::vector<double> f(devices_, 0.0);
+    f[alone_] = 1;
+    return f;
+  }
+
+  // The device the split gives the most rows, the fastest per row, becomes the one run alone.
+  void pick_alone() {
+    const std::vector<double> shares = inner_->state();
+    if (!shares.empty()) {
+      alone_ =
+          static_cast<std::size_t>(std::max_element(shares.begin(), shares.end()) - shares.begin());
+    }
+  }
 
   // Whether `f` gives all `height` rows to one device.
   static bool one_device(const std::vector<double>& f, int height) {
@@ -170,14 +180,7 @@ class WallTimeGuard final : public SplitPolicy {
   }
 
   void begin_trial(Way w) {
-    if (w == Way::alone) {
-      // The device the split gives the most rows: the fastest per row.
-      const std::vector<double> shares = inner_->state();
-      if (!shares.empty()) {
-        alone_ = static_cast<std::size_t>(std::max_element(shares.begin(), shares.end()) -
-                                          shares.begin());
-      }
-    }
+    if (w == Way::alone) pick_alone();
     window(w).restart();
     way_ = w;
     phase_ = Phase::trial;
@@ -208,11 +211,7 @@ class WallTimeGuard final : public SplitPolicy {
     interval_ = kRecheckFirst;
     interval_ms_ = kRecheckFirstMs;
     since_change_ = 0;
-    const std::vector<double> shares = inner_->state();
-    if (!shares.empty()) {
-      alone_ =
-          static_cast<std::size_t>(std::max_element(shares.begin(), shares.end()) - shares.begin());
-    }
+    pick_alone();
   }
 
   std::unique_ptr<SplitPolicy> inner_;
