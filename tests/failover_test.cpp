@@ -148,6 +148,37 @@ TEST(Failover, AFailingDeviceLeavesTheSplitWithFramesInFlight) {
   EXPECT_EQ(pipeline.report().fallbacks.size(), 1u);
 }
 
+// Whole frames (a stream): the frame the failing device was given goes whole to another, and
+// the device takes no frame after it.
+TEST(Failover, AFailingDeviceLeavesWholeFrames) {
+  const auto ids = test::device_ids();
+  if (ids.size() < 2) GTEST_SKIP() << "needs two OpenCL devices";
+  g_failing_device = ids[1];
+  DeviceSet set = DeviceSet::open("all");
+  PipelineOptions options;
+  options.split = "frames";
+  options.persist_split = false;
+  Pipeline pipeline(set, Graph::parse("t_fail_on,saturation=1.5"), options);
+  constexpr int kFrames = 8;
+  std::vector<Frame> inputs, wants, outputs(kFrames);
+  for (int i = 0; i < kFrames; ++i) {
+    inputs.push_back(test::random_frame(200, 120, PixelFormat::rgba8, 30 + i));
+    wants.push_back(test::run_graph("saturation=1.5", inputs[i], ids[0], "single"));
+  }
+  std::vector<std::uint64_t> tickets;
+  for (int i = 0; i < kFrames; ++i) tickets.push_back(pipeline.submit(inputs[i], outputs[i]));
+  pipeline.wait(tickets.back());
+  for (int i = 0; i < kFrames; ++i) {
+    EXPECT_TRUE(test::within(outputs[i], wants[i], tolerance())) << "frame " << i;
+  }
+  const RunReport& report = pipeline.report();
+  EXPECT_EQ(report.frames, kFrames);
+  EXPECT_EQ(report.scheduler, "frames");
+  ASSERT_EQ(report.fallbacks.size(), 1u);
+  EXPECT_TRUE(report.devices[1].failed);
+  for (const auto& split : report.split_trace) EXPECT_EQ(split[1], 0.0);
+}
+
 // Regression: the failing device's chunk went back to the queue after the healthy devices had
 // found it empty and left, and the frame came back without those rows, reported good.
 TEST(Failover, AFailingDeviceLeavesTheChunkQueue) {

@@ -73,8 +73,9 @@ TEST(RunReportJson, DescribesTheRunOnTheDevicesOpened) {
   EXPECT_TRUE(j["learned_split"].empty());
   EXPECT_TRUE(j.at("fallbacks").is_array());
   EXPECT_TRUE(j["fallbacks"].empty());
+  EXPECT_EQ(j.at("scheduler").get<std::string>(), "bands");  // one frame at a time
   // One line per member and per device, however many frames: the split trace is one line.
-  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), static_cast<std::ptrdiff_t>(9 + n));
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), static_cast<std::ptrdiff_t>(10 + n));
 }
 
 TEST(RunReportJson, NamesWithQuotesBackslashesAndControlCharactersRoundTrip) {

@@ -167,7 +167,8 @@ int main(int argc, char** argv) {
                  "Devices: all, cpu, gpu, ids such as 0.1,1.0, or name substrings")
       ->capture_default_str();
   app.add_option("--split", options.split,
-                 "How rows are shared: adaptive, static:F1,F2,..., single, chunks:N")
+                 "How devices share the work: auto, frames, bands (= adaptive), "
+                 "static:F1,F2,..., single, chunks:N")
       ->capture_default_str();
   app.add_option("--save", options.save_path, "Where the Save button writes the output")
       ->capture_default_str();

@@ -66,7 +66,7 @@ struct RunOptions {
   std::string output;
   std::string graph;
   std::string devices = "all";
-  std::string split = "adaptive";
+  std::string split = "auto";
   std::string report;
   std::string cl_options;
   std::uint64_t max_pixels = tandem::kDefaultMaxImagePixels;
@@ -351,7 +351,9 @@ int main(int argc, char** argv) {
                  "Devices: all, cpu, gpu, ids such as 0.1,1.0, or name substrings")
       ->capture_default_str();
   app.add_option("--split", o.split,
-                 "How rows are shared: adaptive, static:F1,F2,..., single, chunks:N")
+                 "How devices share the work: auto (bands of each image; whole frames per "
+                 "device for video), frames, bands (= adaptive), static:F1,F2,..., single, "
+                 "chunks:N")
       ->capture_default_str();
   app.add_option("--report", o.report, "Write a JSON run report (devices, shares, times)");
   app.add_flag("--no-fuse", o.no_fuse, "Run each point-wise filter as its own pass");

@@ -24,7 +24,8 @@ void add_partials(const std::vector<StatsRows>& entries, FrameSums& sums) {
   }
 }
 
-void FrameStatistics::combine(const FrameSums& sums, double pixels, bool smooth) {
+void FrameStatistics::combine(const FrameSums& sums, double pixels, bool smooth,
+                              std::uint64_t ticket) {
   for (const auto& [pi, sum] : sums) {
     const FrameStats measured{std::exp(sum.log_sum / pixels), sum.maximum};
     auto [it, first] = by_pass_.try_emplace(pi, measured);
@@ -40,10 +41,26 @@ void FrameStatistics::combine(const FrameSums& sums, double pixels, bool smooth)
                     blend(it->second.maximum, measured.maximum)};
     }
   }
+  // A pre-pass runs its frame more than once: the last run stands for it.
+  if (!after_.empty() && after_.back().first == ticket) after_.pop_back();
+  after_.emplace_back(ticket, by_pass_);
+  while (after_.size() > lag_ + 1) after_.pop_front();
 }
 
 void FrameStatistics::apply(std::vector<Pass>& passes) const {
-  for (const auto& [pi, value] : by_pass_) passes[pi].stats_filter()->set_frame_stats(value);
+  hand(by_pass_, passes);
+}
+
+void FrameStatistics::apply_for(std::vector<Pass>& passes, std::uint64_t ticket) const {
+  const ByPass* stats = after_.empty() ? &by_pass_ : &after_.front().second;
+  for (const auto& [t, s] : after_) {
+    if (t + lag_ <= ticket) stats = &s;
+  }
+  hand(*stats, passes);
+}
+
+void FrameStatistics::hand(const ByPass& stats, std::vector<Pass>& passes) {
+  for (const auto& [pi, value] : stats) passes[pi].stats_filter()->set_frame_stats(value);
 }
 
 }  // namespace tandem::detail

@@ -2,8 +2,12 @@
 // Frame statistics for the passes whose filters need them (tonemap's log-average and largest
 // luminance): the partials the fused kernels leave per row and work-group, added up in a fixed
 // order, and the running estimate that each completed frame hands to the next.
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <deque>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include <CL/opencl.hpp>
@@ -35,20 +39,33 @@ using FrameSums = std::map<std::size_t, StatsSums>;
 /// Adds the partials of `entries`, read back, to `sums`.
 void add_partials(const std::vector<StatsRows>& entries, FrameSums& sums);
 
-/// The statistics each stats-needing pass (by index) runs with.
+/// The statistics each stats-needing pass (by index) runs with, and what they were after each
+/// of the latest frames: frame N runs with those of the frames up to N - lag, whichever frames
+/// have completed when it starts, so that its output does not depend on timing or on which
+/// device ran which frame.
 class FrameStatistics {
  public:
+  /// `lag`: frames between a frame and the latest whose statistics it runs with (at least 1).
+  explicit FrameStatistics(std::uint64_t lag = 1) : lag_(std::max<std::uint64_t>(lag, 1)) {}
   /// None yet: the first frame needs a pre-pass.
   bool empty() const { return by_pass_.empty(); }
-  /// A frame of `pixels` pixels completed with `sums`: with `smooth`, blended into the running
-  /// statistics in the log domain (a cut or a flash eases in over a few frames); without, a
-  /// pre-pass, the frame's own statistics.
-  void combine(const FrameSums& sums, double pixels, bool smooth);
-  /// Hands each pass's statistics to its filter.
+  /// Frame `ticket` of `pixels` pixels completed with `sums` (frames complete in ticket order):
+  /// with `smooth`, blended into the running statistics in the log domain (a cut or a flash
+  /// eases in over a few frames); without, a pre-pass, the frame's own statistics.
+  void combine(const FrameSums& sums, double pixels, bool smooth, std::uint64_t ticket);
+  /// Hands each pass the statistics as they are now (a still's pre-pass).
   void apply(std::vector<Pass>& passes) const;
+  /// Hands each pass the statistics frame `ticket` runs with: those after frame ticket - lag,
+  /// or the oldest kept while there was none (the first frame's pre-pass).
+  void apply_for(std::vector<Pass>& passes, std::uint64_t ticket) const;
 
  private:
-  std::map<std::size_t, FrameStats> by_pass_;
+  using ByPass = std::map<std::size_t, FrameStats>;
+  static void hand(const ByPass& stats, std::vector<Pass>& passes);
+
+  std::uint64_t lag_;
+  ByPass by_pass_;
+  std::deque<std::pair<std::uint64_t, ByPass>> after_;  // by ticket, the latest lag + 1
 };
 
 }  // namespace tandem::detail

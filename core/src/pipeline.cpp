@@ -11,6 +11,7 @@
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,6 +22,7 @@
 #include <thread>
 
 #include "band_plan.hpp"
+#include "frame_scheduler.hpp"
 #include "frame_stats.hpp"
 #include "plan.hpp"
 #include "quirks.hpp"
@@ -42,6 +44,9 @@ constexpr std::size_t kRecentSplits = 64;
 
 // Scratch slots of the executor, apart from one per value.
 constexpr int kStatsSlotBase = -1000;
+
+// InFlight::device of a frame cut into bands across the devices.
+constexpr std::size_t kEveryDevice = SIZE_MAX;
 
 // A device failed while enqueuing or running its band.
 struct DeviceFailure {
@@ -97,6 +102,10 @@ double elapsed_ms(std::chrono::steady_clock::time_point since) {
       .count();
 }
 
+double ns_to_ms(cl_ulong ns) {
+  return static_cast<double>(ns) * 1e-6;
+}
+
 double busy_ms(const std::vector<cl::Event>& events) {
   double ns = 0;
   for (const auto& e : events) {
@@ -134,6 +143,7 @@ struct InFlight {
   const Frame* input = nullptr;
   Frame* output = nullptr;
   int slot = 0;  // which of each device's workspaces it uses
+  std::size_t device = kEveryDevice;  // a whole frame's device (whole-frames scheduling)
   bool collect_stats = false;
   bool smooth = true;
   bool prepass = false;  // a still image's statistics pre-pass: not a frame of the report
@@ -151,6 +161,8 @@ struct InFlight {
   // statistics partials per pass.
   std::vector<DeviceTimes> times;
   detail::FrameSums stats_sums;
+  // A whole frame's commands on its device's clock: the first queued, the last ended.
+  cl_ulong first_queued_ns = 0, last_end_ns = 0;
 
   void run_after() {
     for (auto& f : after) f();
@@ -177,7 +189,16 @@ struct Pipeline::Impl {
   DeviceSet& devices;
   Graph graph;
   PipelineOptions options;
-  std::unique_ptr<SplitPolicy> policy;
+  std::unique_ptr<SplitPolicy> policy;  // bands: each frame's rows per device
+  std::string bands_spec;               // what made it
+  // Whole frames per device instead of bands: never, always, or once frames queue up (a caller
+  // submits while frames are on the devices: throughput matters more than one frame's latency).
+  enum class WholeFrames { never, always, streams } whole_frames = WholeFrames::never;
+  bool frames_mode = false;  // whole frames from now on
+  std::unique_ptr<detail::FrameScheduler> frame_scheduler;
+  std::vector<std::uint64_t> frames_given;  // per device, to cycle through its workspaces
+  std::vector<cl_ulong> last_end_ns;        // per device, its last whole frame's end
+  int frames_learned = 0;  // frames the bands policy observed (a split worth saving)
   detail::Plan lowered;  // the graph's passes; the names below are its parts
   std::vector<std::unique_ptr<Filter>>& filters = lowered.filters;
   std::vector<Pass>& passes = lowered.passes;
@@ -195,7 +216,7 @@ struct Pipeline::Impl {
   HostAllocator pinned;
   RunReport report;
   std::vector<double> share_sum;
-  // Running frame statistics per stats-needing pass (index into passes).
+  // Running frame statistics per stats-needing pass (index into passes), lagging by capacity().
   detail::FrameStatistics stats;
   std::string split_key;
   int chunk_rows = 0;  // > 0: the dynamic chunks policy instead of `policy`
@@ -215,6 +236,7 @@ struct Pipeline::Impl {
   std::chrono::steady_clock::time_point last_done;   // when the last frame completed
   bool split_loaded = false;
   std::deque<std::pair<std::uint64_t, std::vector<double>>> recent_splits;  // by ticket
+  const std::chrono::steady_clock::time_point born = std::chrono::steady_clock::now();
 
   static std::uint64_t next_id() {
     static std::atomic<std::uint64_t> counter{0};
@@ -233,13 +255,25 @@ struct Pipeline::Impl {
       }
       chunk_rows = rows;
     } else {
-      policy = make_split_policy(options.split, devices.size());
+      const std::string& s = options.split;
+      whole_frames = s == "frames"                       ? WholeFrames::always
+                     : s == "auto" && devices.size() > 1 ? WholeFrames::streams
+                                                         : WholeFrames::never;
+      bands_spec = s == "auto" || s == "bands" || s == "frames" ? "adaptive" : s;
+      policy = make_split_policy(bands_spec, devices.size());
     }
     if (options.frames_on_devices < 1 || options.frames_on_devices > 8) {
       throw Error("frames on the devices: " + std::to_string(options.frames_on_devices) +
                   " is not in 1..8");
     }
-    workspaces.resize(static_cast<std::size_t>(options.frames_on_devices) * devices.size());
+    frame_scheduler =
+        std::make_unique<detail::FrameScheduler>(devices.size(), options.frames_on_devices);
+    frames_given.assign(devices.size(), 0);
+    last_end_ns.assign(devices.size(), 0);
+    stats = detail::FrameStatistics(capacity());
+    // One workspace more per device than it holds frames: whole frames that a failed device
+    // leaves to another may take it past its share (submit()).
+    workspaces.resize(static_cast<std::size_t>(options.frames_on_devices + 1) * devices.size());
     band_plans.resize(workspaces.size());
     failed.assign(devices.size(), false);
     pinned = devices.host_allocator();
@@ -249,6 +283,22 @@ struct Pipeline::Impl {
     }
   }
 
+  // Frames on the devices at most: frames_on_devices, per device with whole frames.
+  int capacity() const {
+    const int per_device = options.frames_on_devices;
+    return whole_frames == WholeFrames::never ? per_device
+                                              : per_device * static_cast<int>(devices.size());
+  }
+  double now_ms() const { return elapsed_ms(born); }
+  // Frames each device holds now (a frame in bands counts for every device), `except` one.
+  std::vector<int> held(const InFlight* except = nullptr) const;
+  // Whole frames: the device of the next frame, completing the oldest frames while the best
+  // device is full.
+  std::size_t pick_device(std::unique_lock<std::mutex>& lock);
+  // The device for frame `f` after its device failed on it: the one holding the fewest frames.
+  std::size_t pick_device_again(const InFlight& f) const;
+  // Frame `f` to device `d` whole, in the next of its workspaces.
+  void give_whole_frame(InFlight& f, std::size_t d);
   void compile(PixelFormat input);
   void enqueue_frame(InFlight& f);
   void wait_frame(InFlight& f);
@@ -258,7 +308,9 @@ struct Pipeline::Impl {
   void complete_oldest(std::unique_lock<std::mutex>& lock);
   void complete_all(std::unique_lock<std::mutex>& lock);
   void record(std::uint64_t ticket, const std::vector<double>& fractions,
-              const std::vector<DeviceTimes>& times, bool overlapped = false, double wall_ms = 0);
+              const std::vector<DeviceTimes>& times);
+  void learn(const std::vector<DeviceTimes>& times, bool overlapped, double wall_ms);
+  void learn_whole_frame(const InFlight& f);
   // The plan of device d's band in workspace `slot`, made again when it was made for another
   // band, frame or compile.
   BandPlan& band_plan(std::size_t d, int slot, const Frame& input, const Frame& output, Range band);
@@ -266,13 +318,51 @@ struct Pipeline::Impl {
                     BandEvents& events, std::vector<std::function<void()>>& after,
                     std::vector<detail::StatsRows>& stats_rows, bool collect_stats);
   cl::Buffer frame_buffer(const Frame& frame, const Device& device, cl_mem_flags flags);
-  void run_chunks(const Frame& input, Frame& output, int chunk_rows,
+  void run_chunks(std::uint64_t ticket, const Frame& input, Frame& output, int chunk_rows,
                   std::vector<DeviceTimes>& times, std::vector<double>& fractions,
                   bool collect_stats, bool smooth);
   void fail_device(const DeviceFailure& f);
   void load_split(int width, int height);
   void save_split() const;
 };
+
+std::vector<int> Pipeline::Impl::held(const InFlight* except) const {
+  std::vector<int> out(devices.size(), 0);
+  for (const InFlight& g : in_flight) {
+    if (&g == except) continue;
+    if (g.device == kEveryDevice) {
+      for (int& h : out) ++h;
+    } else {
+      ++out[g.device];
+    }
+  }
+  return out;
+}
+
+std::size_t Pipeline::Impl::pick_device(std::unique_lock<std::mutex>& lock) {
+  for (;;) {
+    if (auto d = frame_scheduler->pick(held(), now_ms())) return *d;
+    complete_oldest(lock);
+  }
+}
+
+std::size_t Pipeline::Impl::pick_device_again(const InFlight& f) const {
+  // pick() leaves each device at most frames_on_devices frames: one more still finds a
+  // workspace of its own.
+  const std::vector<int> h = held(&f);
+  std::size_t best = kEveryDevice;
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    if (!failed[d] && (best == kEveryDevice || h[d] < h[best])) best = d;
+  }
+  return best;  // fail_device() threw when none was left
+}
+
+void Pipeline::Impl::give_whole_frame(InFlight& f, std::size_t d) {
+  f.device = d;
+  f.slot = static_cast<int>(frames_given[d]++ % (options.frames_on_devices + 1));
+  f.fractions.assign(devices.size(), 0.0);
+  f.fractions[d] = 1;
+}
 
 void Pipeline::Impl::compile(PixelFormat input) {
   input_format = input;
@@ -575,6 +665,18 @@ void Pipeline::Impl::measure_frame(InFlight& f) {
     f.times[d] = {f.bounds[d + 1] - f.bounds[d], busy_ms(f.events[d].upload),
                   busy_ms(f.events[d].compute), busy_ms(f.events[d].download)};
   }
+  if (f.device != kEveryDevice) {
+    // Its first command is the upload (or its first kernel where memory is shared); its last
+    // ends the download queue, or the kernel queue where the mapping is on it. (Two queries: at
+    // a fifth of a millisecond a frame, each costs the host time.)
+    const BandEvents& e = f.events[f.device];
+    const auto* first = !e.upload.empty() ? &e.upload : !e.compute.empty() ? &e.compute : nullptr;
+    const auto* last = !e.download.empty() ? &e.download : !e.compute.empty() ? &e.compute : first;
+    if (first && last) {
+      f.first_queued_ns = first->front().getProfilingInfo<CL_PROFILING_COMMAND_QUEUED>();
+      f.last_end_ns = last->back().getProfilingInfo<CL_PROFILING_COMMAND_END>();
+    }
+  }
   f.stats_sums.clear();
   if (f.collect_stats) {
     for (std::size_t d = 0; d < n; ++d) detail::add_partials(f.stats_rows[d], f.stats_sums);
@@ -583,11 +685,18 @@ void Pipeline::Impl::measure_frame(InFlight& f) {
 
 void Pipeline::Impl::finish_frame(InFlight& f) {
   f.run_after();
-  if (f.collect_stats) stats.combine(f.stats_sums, pixels(*f.input), f.smooth);
-  if (!f.prepass) record(f.ticket, f.fractions, f.times, f.overlapped, f.wall_ms);
+  if (f.collect_stats) stats.combine(f.stats_sums, pixels(*f.input), f.smooth, f.ticket);
+  if (f.prepass) return;
+  record(f.ticket, f.fractions, f.times);
+  if (f.device == kEveryDevice) {
+    learn(f.times, f.overlapped, f.wall_ms);
+  } else {
+    learn_whole_frame(f);
+  }
 }
 
 void Pipeline::Impl::run_now(InFlight& f) {
+  f.device = kEveryDevice;  // in bands, whatever it was given before
   for (;;) {
     f.fractions = policy->fractions();
     try {
@@ -671,21 +780,14 @@ void Pipeline::Impl::complete_all(std::unique_lock<std::mutex>& lock) {
 }
 
 void Pipeline::Impl::record(std::uint64_t ticket, const std::vector<double>& fractions,
-                            const std::vector<DeviceTimes>& times, bool overlapped,
-                            double wall_ms) {
-  std::vector<BandTiming> timings(times.size());
+                            const std::vector<DeviceTimes>& times) {
   for (std::size_t d = 0; d < times.size(); ++d) {
-    timings[d] = {times[d].rows, times[d].cost(overlapped), !failed[d]};
     DeviceReport& r = report.devices[d];
     share_sum[d] += fractions[d];
     r.busy_ms += times[d].total();
     r.upload_ms += times[d].upload;
     r.kernel_ms += times[d].compute;
     r.download_ms += times[d].download;
-  }
-  if (policy) {
-    policy->observe(timings, wall_ms);
-    report.learned_split = policy->state();
   }
   ++report.frames;
   report.split_trace.push_back(fractions);
@@ -694,6 +796,28 @@ void Pipeline::Impl::record(std::uint64_t ticket, const std::vector<double>& fra
   for (std::size_t d = 0; d < times.size(); ++d) {
     report.devices[d].share = share_sum[d] / report.frames;
   }
+}
+
+void Pipeline::Impl::learn(const std::vector<DeviceTimes>& times, bool overlapped, double wall_ms) {
+  if (!policy) return;
+  std::vector<BandTiming> timings(times.size());
+  for (std::size_t d = 0; d < times.size(); ++d) {
+    timings[d] = {times[d].rows, times[d].cost(overlapped), !failed[d]};
+  }
+  policy->observe(timings, wall_ms);
+  report.learned_split = policy->state();
+  ++frames_learned;
+}
+
+void Pipeline::Impl::learn_whole_frame(const InFlight& f) {
+  const std::size_t d = f.device;
+  // On the device's own clock: what the frame added to the device's time, the frames before it
+  // on the same device included when they had not ended as it was queued.
+  if (f.last_end_ns == 0) return;  // no commands to time
+  const cl_ulong from = std::max(f.first_queued_ns, last_end_ns[d]);
+  last_end_ns[d] = f.last_end_ns;
+  const double interval = f.last_end_ns > from ? ns_to_ms(f.last_end_ns - from) : 0.0;
+  frame_scheduler->observe(d, {interval, f.times[d].total()});
 }
 
 void Pipeline::Impl::fail_device(const DeviceFailure& f) {
@@ -715,11 +839,12 @@ void Pipeline::Impl::fail_device(const DeviceFailure& f) {
   }
   std::cerr << "tandem: " << line << "\n";
   if (policy) policy->remove(f.device);
+  frame_scheduler->remove(f.device);
 }
 
-void Pipeline::Impl::run_chunks(const Frame& input, Frame& output, int chunk_rows,
-                                std::vector<DeviceTimes>& times, std::vector<double>& fractions,
-                                bool collect_stats, bool smooth) {
+void Pipeline::Impl::run_chunks(std::uint64_t ticket, const Frame& input, Frame& output,
+                                int chunk_rows, std::vector<DeviceTimes>& times,
+                                std::vector<double>& fractions, bool collect_stats, bool smooth) {
   // EngineCL's dynamic scheme: a shared queue of chunks of rows; each device takes the next one
   // as soon as it has finished its last. One host thread per device keeps its queue fed.
   const std::size_t n = devices.size();
@@ -805,12 +930,12 @@ void Pipeline::Impl::run_chunks(const Frame& input, Frame& output, int chunk_row
   for (std::size_t d = 0; d < n; ++d) {
     fractions[d] = static_cast<double>(times[d].rows) / height;
   }
-  if (collect_stats) stats.combine(sums, pixels(input), smooth);
+  if (collect_stats) stats.combine(sums, pixels(input), smooth, ticket);
 }
 
 void Pipeline::Impl::load_split(int width, int height) {
   const auto dir = ProgramCache::default_directory();
-  if (!options.persist_split || dir.empty() || options.split != "adaptive") return;
+  if (!options.persist_split || dir.empty() || bands_spec != "adaptive") return;
   split_key = hex64(fnv1a64(devices.key() + "|" + graph.to_string() + "|" +
                             std::to_string(width) + "x" + std::to_string(height) + "|" +
                             std::string(to_string(input_format))));
@@ -828,7 +953,7 @@ void Pipeline::Impl::load_split(int width, int height) {
 
 void Pipeline::Impl::save_split() const {
   const auto dir = ProgramCache::default_directory();
-  if (split_key.empty() || dir.empty() || report.frames < 3) return;
+  if (split_key.empty() || dir.empty() || frames_learned < 3) return;
   std::error_code ec;
   std::filesystem::create_directories(dir / "splits", ec);
   const auto path = dir / "splits" / (split_key + ".txt");
@@ -915,11 +1040,16 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
     const auto start = std::chrono::steady_clock::now();
     const std::size_t runs = prepass ? stats_passes + 1 : 1;
     for (std::size_t run = 0; run < runs; ++run) {
-      m.stats.apply(m.passes);
+      if (prepass) {
+        m.stats.apply(m.passes);
+      } else {
+        m.stats.apply_for(m.passes, ticket);
+      }
       if (m.chunk_rows > 0) {
         std::vector<DeviceTimes> times;
         std::vector<double> fractions;
-        m.run_chunks(input, output, m.chunk_rows, times, fractions, stats_passes > 0, !prepass);
+        m.run_chunks(ticket, input, output, m.chunk_rows, times, fractions, stats_passes > 0,
+                     !prepass);
         if (run + 1 == runs) m.record(ticket, fractions, times);
         continue;
       }
@@ -936,23 +1066,40 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
     return ticket;
   }
 
+  using WholeFrames = Impl::WholeFrames;
+  if (!m.frames_mode && (m.whole_frames == WholeFrames::always ||
+                         (m.whole_frames == WholeFrames::streams && !m.in_flight.empty()))) {
+    m.complete_all(lock);  // frames in bands hold a workspace on every device
+    m.frames_mode = true;
+    m.report.scheduler = "frames";
+  }
   const int depth = m.options.frames_on_devices;
-  while (m.in_flight.size() >= static_cast<std::size_t>(depth)) m.complete_oldest(lock);
+  std::size_t device = kEveryDevice;
+  if (m.frames_mode) {
+    device = m.pick_device(lock);
+  } else {
+    while (m.in_flight.size() >= static_cast<std::size_t>(depth)) m.complete_oldest(lock);
+  }
   const auto start = std::chrono::steady_clock::now();
-  m.stats.apply(m.passes);
+  // Every frame before ticket - capacity() has completed: the statistics it runs with do not
+  // depend on timing.
+  m.stats.apply_for(m.passes, ticket);
   // The frame takes its place in line now and is enqueued without the mutex: a thread waiting
   // for the frames before completes them meanwhile (and waits for this one until it is on the
   // devices). References into the deque stay valid: frames leave it only at its front, and
   // this one is behind every frame that can leave before it is enqueued.
   const bool overlapped = !m.in_flight.empty();
-  // The frames on the devices hold the slots just before the newest's: the next one is free.
-  const int slot = overlapped ? (m.in_flight.back().slot + 1) % depth : 0;
   if (!overlapped) m.busy_since = start;
   InFlight& f = m.in_flight.emplace_back();
+  if (device != kEveryDevice) {
+    m.give_whole_frame(f, device);
+  } else {
+    // The frames on the devices hold the slots just before the newest's: the next one is free.
+    f.slot = overlapped ? (m.in_flight[m.in_flight.size() - 2].slot + 1) % depth : 0;
+  }
   f.ticket = ticket;
   f.input = &input;
   f.output = &output;
-  f.slot = slot;
   f.collect_stats = stats_passes > 0;
   f.overlapped = overlapped;
   f.submitted = start;
@@ -961,15 +1108,18 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
     std::lock_guard enqueuing(m.enqueue_mutex);
     try {
       for (;;) {
-        lock.lock();
-        f.fractions = m.policy->fractions();
-        lock.unlock();
+        if (f.device == kEveryDevice) {
+          lock.lock();
+          f.fractions = m.policy->fractions();
+          lock.unlock();
+        }
         try {
           m.enqueue_frame(f);
           break;
         } catch (const DeviceFailure& failed) {
           lock.lock();
           m.fail_device(failed);  // throws when no device is left
+          if (f.device != kEveryDevice) m.give_whole_frame(f, m.pick_device_again(f));
           lock.unlock();
         }
       }
@@ -991,6 +1141,10 @@ void Pipeline::wait(std::uint64_t ticket) {
   Impl& m = *impl_;
   std::unique_lock lock(m.mutex);
   while (!m.in_flight.empty() && m.in_flight.front().ticket <= ticket) m.complete_oldest(lock);
+}
+
+int Pipeline::capacity() const {
+  return impl_->capacity();
 }
 
 const RunReport& Pipeline::report() const { return impl_->report; }

@@ -37,6 +37,7 @@ std::string RunReport::to_json() const {
   j["learned_split"] = Json::array();
   for (double f : learned_split) j["learned_split"].push_back(six_digits(f));
   j["fallbacks"] = fallbacks;
+  j["scheduler"] = scheduler;
   std::string out;
   lay_out(j, 0, out);
   return out + "\n";

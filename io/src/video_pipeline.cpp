@@ -32,7 +32,8 @@ VideoRunStats process_video(VideoReader& reader, Pipeline& pipeline, VideoWriter
                             const VideoRunOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   VideoRunStats stats;
-  const int slots = std::max(1, options.frames_in_flight);
+  const int slots =
+      options.frames_in_flight > 0 ? options.frames_in_flight : pipeline.capacity() + 2;
   const VideoInfo& info = reader.info();
   // The ring: one input and one output frame per frame in flight, made once, so their memory
   // and device buffers are reused for the whole video.

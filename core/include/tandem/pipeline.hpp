@@ -1,7 +1,8 @@
 #pragma once
 // Runs a graph on frames, every frame cut into one band of rows per device: each device runs
 // the whole graph on its band (with the halo rows the graph needs) and writes its own
-// sub-buffer of the output; all queues are flushed, then the host waits once per frame.
+// sub-buffer of the output; all queues are flushed, then the host waits once per frame. For
+// streams, devices may instead take whole frames each (PipelineOptions::split).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -15,10 +16,18 @@
 namespace tandem {
 
 struct PipelineOptions {
-  /// "adaptive", "static:F1,F2,...", "single" (see make_split_policy), or "chunks:N": a shared
-  /// queue of N-row chunks that each device takes from as it finishes (EngineCL's dynamic
-  /// scheme; devices are fed from one host thread each).
-  std::string split = "adaptive";
+  /// How the devices share the work:
+  ///  - "auto": bands of each frame ("adaptive") while frames come one at a time; whole frames
+  ///    per device ("frames") from the first frame submit()ted while another is on the devices,
+  ///    where throughput matters more than one frame's latency. One device: bands.
+  ///  - "frames": each frame whole to one device, the one predicted to finish it first from what
+  ///    its recent frames took; frames still complete in order. A device slower than waiting for
+  ///    the best one takes none (it is measured again now and then, within 1% of the time).
+  ///  - "bands" (= "adaptive"), "static:F1,F2,...", "single": bands by that split policy (see
+  ///    make_split_policy).
+  ///  - "chunks:N": a shared queue of N-row chunks that each device takes from as it finishes
+  ///    (EngineCL's dynamic scheme; devices are fed from one host thread each).
+  std::string split = "auto";
   /// Fuse chains of point-wise filters into one kernel (false runs each as its own pass; the
   /// output is the same).
   bool fuse = true;
@@ -30,7 +39,8 @@ struct PipelineOptions {
   /// Frames on the devices at once through submit() (1..8). Three let the upload of a frame
   /// queue behind the one before while the frame before that downloads, so that the copies in
   /// both directions and the kernels never wait for the host; two leave each copy waiting for
-  /// the host's next submit(). Each is a set of device buffers per device.
+  /// the host's next submit(). Each is a set of device buffers per device. With whole frames,
+  /// this many per device (Pipeline::capacity()).
   int frames_on_devices = 3;
 };
 
@@ -57,13 +67,17 @@ struct RunReport {
   /// a run remembers for the next one (empty for fixed splits).
   std::vector<double> learned_split;
   std::vector<std::string> fallbacks;            ///< one line per device taken out of the split
+  /// "bands", or "frames" once devices took whole frames (a frame's split is then 1 for its
+  /// device, and a device's share is its fraction of the frames).
+  std::string scheduler = "bands";
   /// The report as a JSON object, one member per line:
   ///   "frames" (int), "wall_ms" (number),
   ///   "devices": [{"id", "name", "type" ("cpu", "gpu", ...), "share", "busy_ms", "upload_ms",
   ///                "kernel_ms", "download_ms" (numbers), "failed" (bool)}, ...] in device order,
   ///   "split_trace": [[fraction per device], ...] one array per frame,
   ///   "learned_split": [fraction per device],
-  ///   "fallbacks": ["...", ...].
+  ///   "fallbacks": ["...", ...],
+  ///   "scheduler": "bands" or "frames".
   /// Numbers have six significant digits, those that are not finite are null; bytes of names
   /// that are not UTF-8 become U+FFFD.
   /// A program that adds members parses it with any JSON library (the CLI adds "video").
@@ -90,13 +104,21 @@ class Pipeline {
   /// downloads overlap this frame's kernels. Both frames must stay alive and untouched until
   /// wait() returns for the ticket. At most PipelineOptions::frames_on_devices frames are on
   /// the devices: one more submit() first waits for the oldest. The split of a frame learns from
-  /// the frames completed before it was submitted. submit() and wait() may be called from two
-  /// threads (a feeding and a draining one); process() is submit() then wait().
+  /// the frames completed before it was submitted. Filters that need frame statistics (tonemap)
+  /// run frame N with the statistics of the frames up to N - capacity(), smoothed, so that a
+  /// frame's output depends neither on timing nor on which device ran which frame. submit() and
+  /// wait() may be called from two threads (a feeding and a draining one); process() is submit()
+  /// then wait().
   std::uint64_t submit(const Frame& input, Frame& output);
   /// Waits until the frame of `ticket` (and every frame submitted before it) is in its output;
   /// returns at once for a completed ticket. A device that fails leaves the split and the frames
   /// on the devices are redone by the others (see RunReport::fallbacks).
   void wait(std::uint64_t ticket);
+
+  /// Frames submit() keeps on the devices at most: PipelineOptions::frames_on_devices, times the
+  /// devices where they may take whole frames. A caller streaming frames keeps this many
+  /// submitted, and more to hide its own stages.
+  int capacity() const;
 
   /// What the run did so far. Not to be read while another thread submits or waits: the
   /// pipeline updates it as frames complete (use split_of() there).

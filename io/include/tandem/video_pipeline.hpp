@@ -21,10 +21,10 @@ struct VideoFrameInfo {
 };
 
 struct VideoRunOptions {
-  /// Frames in flight (being decoded, on the devices (PipelineOptions::frames_on_devices at
-  /// most), being encoded); memory is this many input and output frames whatever the length of
-  /// the video.
-  int frames_in_flight = 5;
+  /// Frames in flight (being decoded, on the devices (Pipeline::capacity() at most), being
+  /// encoded); memory is this many input and output frames whatever the length of the video.
+  /// 0: the pipeline's capacity() and two more, one being decoded and one being encoded.
+  int frames_in_flight = 0;
   /// Called after each frame is encoded, in order, from one thread at a time.
   std::function<void(const VideoFrameInfo& frame)> on_frame;
   /// Set (from a signal handler, say) to stop after the frames in flight.

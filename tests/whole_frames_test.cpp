@@ -1,0 +1,167 @@
+// Whole frames per device (PipelineOptions::split "frames", and "auto" for streams): frames
+// leave in order and equal one device's, frame statistics included, whichever device made each
+// and however the frames were timed.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+#include <set>
+
+#include "test_support.hpp"
+
+namespace tandem {
+namespace {
+
+// A stencil, a point-wise chain and frame statistics (tonemap's, smoothed over frames).
+constexpr const char* kGraph = "gaussian=sigma=2,saturation=1.3,tonemap";
+
+PipelineOptions options(const std::string& split, int frames_on_devices) {
+  PipelineOptions o;
+  o.split = split;
+  o.persist_split = false;
+  o.frames_on_devices = frames_on_devices;
+  return o;
+}
+
+// Frames whose brightness changes from one to the next, so that the statistics each frame
+// runs with matter.
+std::vector<Frame> sources(int count) {
+  std::vector<Frame> out;
+  for (int i = 0; i < count; ++i) {
+    out.push_back(test::random_frame(160, 90, PixelFormat::rgba32f, 40 + i, 1.0f + i % 7));
+  }
+  return out;
+}
+
+void copy_rows(const Frame& from, Frame& to) {
+  for (int y = 0; y < from.height(); ++y) {
+    std::memcpy(to.row(y), from.row(y),
+                static_cast<std::size_t>(from.width()) * bytes_per_pixel(from.format()));
+  }
+}
+
+struct Streamed {
+  std::vector<Frame> outputs;
+  std::vector<std::vector<double>> splits;
+};
+
+// Runs `inputs` through `pipeline` keeping `ahead` frames submitted (1: each waited for before
+// the next), in frames of the pipeline's own.
+Streamed stream(Pipeline& pipeline, const std::vector<Frame>& inputs, int ahead) {
+  const int slots = ahead;
+  std::vector<Frame> in, out(static_cast<std::size_t>(slots));
+  for (int i = 0; i < slots; ++i) {
+    in.push_back(pipeline.make_frame(inputs[0].width(), inputs[0].height(), inputs[0].format()));
+  }
+  std::vector<std::uint64_t> tickets(inputs.size());
+  Streamed s;
+  const int n = static_cast<int>(inputs.size());
+  auto take = [&](int done) {
+    pipeline.wait(tickets[done]);
+    const Frame& o = out[done % slots];
+    s.outputs.emplace_back(o.width(), o.height(), o.format());
+    copy_rows(o, s.outputs.back());
+    s.splits.push_back(pipeline.split_of(tickets[done]));
+  };
+  for (int i = 0; i < n; ++i) {
+    if (i >= slots) take(i - slots);
+    copy_rows(inputs[i], in[i % slots]);
+    tickets[i] = pipeline.submit(in[i % slots], out[i % slots]);
+  }
+  for (int done = std::max(0, n - slots); done < n; ++done) take(done);
+  return s;
+}
+
+test::Tolerance tolerance() {
+  return test::tolerance_within("all", PixelFormat::rgba8)
+      .amplified(1.3, PixelFormat::rgba8)
+      .with_frame_statistics(PixelFormat::rgba8);
+}
+
+TEST(WholeFrames, AStreamEqualsOneDeviceFrameByFrame) {
+  DeviceSet all = DeviceSet::open("all");
+  Pipeline frames(all, Graph::parse(kGraph), options("frames", 2));
+  const int held = frames.capacity();
+  ASSERT_EQ(held, 2 * static_cast<int>(all.size()));
+  if (held > 8)
+    GTEST_SKIP() << "one device cannot hold " << held << " frames (more than 4 devices)";
+  // Statistics lag by the frames a pipeline holds: the reference holds as many.
+  DeviceSet one = DeviceSet::open(test::device_ids()[0]);
+  Pipeline single(one, Graph::parse(kGraph), options("single", held));
+  ASSERT_EQ(single.capacity(), held);
+
+  const std::vector<Frame> inputs = sources(24);
+  const Streamed got = stream(frames, inputs, held + 1);
+  const Streamed want = stream(single, inputs, held + 1);
+  ASSERT_EQ(got.outputs.size(), inputs.size());
+  std::set<std::size_t> made_by;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    EXPECT_TRUE(test::within(got.outputs[i], want.outputs[i], tolerance())) << "frame " << i;
+    const std::vector<double>& split = got.splits[i];
+    ASSERT_EQ(split.size(), all.size()) << "frame " << i;
+    EXPECT_NEAR(std::accumulate(split.begin(), split.end(), 0.0), 1.0, 1e-12);
+    if (i == 0) continue;  // the first frame's statistics pre-pass runs in bands
+    const auto whole = std::find(split.begin(), split.end(), 1.0);
+    ASSERT_NE(whole, split.end()) << "frame " << i << " was not made whole by one device";
+    made_by.insert(static_cast<std::size_t>(whole - split.begin()));
+  }
+  // Every device is measured on frames of its own before it is judged.
+  EXPECT_EQ(made_by.size(), all.size());
+  EXPECT_EQ(frames.report().scheduler, "frames");
+  EXPECT_EQ(frames.report().frames, 24);
+  EXPECT_NE(frames.report().to_json().find("\"scheduler\": \"frames\""), std::string::npos);
+}
+
+// Frame N runs with the statistics of the frames up to N - capacity(): a frame's output is the
+// same whether the caller waited for every frame or kept the pipeline full.
+TEST(WholeFrames, FrameStatisticsDoNotDependOnTiming) {
+  DeviceSet one = DeviceSet::open(test::device_ids()[0]);
+  const std::vector<Frame> inputs = sources(16);
+  Pipeline a(one, Graph::parse(kGraph), options("single", 3));
+  Pipeline b(one, Graph::parse(kGraph), options("single", 3));
+  const Streamed waited = stream(a, inputs, 1);
+  const Streamed full = stream(b, inputs, 4);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    EXPECT_EQ(test::max_difference(waited.outputs[i], full.outputs[i]), 0.0) << "frame " << i;
+  }
+  // The statistics do come from the frames before: frame 5 alone, with its own, differs.
+  Pipeline c(one, Graph::parse(kGraph), options("single", 3));
+  Frame alone;
+  c.process(inputs[5], alone);
+  EXPECT_GT(test::max_difference(waited.outputs[5], alone), 0.0);
+}
+
+// "auto": bands while frames come one at a time (one frame's latency), whole frames once a
+// frame is submitted while another is on the devices, where there are two devices or more.
+TEST(WholeFrames, AutoTakesWholeFramesOnceFramesQueueUp) {
+  DeviceSet all = DeviceSet::open("all");
+  const int n = static_cast<int>(all.size());
+  Pipeline p(all, Graph::parse("saturation=1.3"), options("auto", 3));
+  EXPECT_EQ(p.capacity(), n > 1 ? 3 * n : 3);
+  const Frame input = test::random_frame(128, 64, PixelFormat::rgba8, 2);
+  const Frame want = test::run_graph("saturation=1.3", input, test::device_ids()[0], "single");
+  Frame out;
+  for (int i = 0; i < 3; ++i) p.process(input, out);
+  EXPECT_EQ(p.report().scheduler, "bands");
+  Frame in = p.make_frame(128, 64, PixelFormat::rgba8);
+  copy_rows(input, in);
+  std::vector<Frame> outs(4);
+  std::vector<std::uint64_t> tickets;
+  for (Frame& o : outs) tickets.push_back(p.submit(in, o));
+  p.wait(tickets.back());
+  EXPECT_EQ(p.report().scheduler, n > 1 ? "frames" : "bands");
+  for (const Frame& o : outs) {
+    EXPECT_TRUE(test::within(
+        o, want,
+        test::tolerance_within("all", PixelFormat::rgba8).amplified(1.3, PixelFormat::rgba8)));
+  }
+}
+
+TEST(WholeFrames, UnknownSplitsAreRefused) {
+  DeviceSet all = DeviceSet::open("all");
+  EXPECT_THROW(Pipeline(all, Graph::parse("saturation"), options("frame", 3)), Error);
+  EXPECT_THROW(Pipeline(all, Graph::parse("saturation"), options("whole", 3)), Error);
+}
+
+}  // namespace
+}  // namespace tandem
