@@ -4,7 +4,8 @@
 // - the output panel is more saturated than the input panel (the test's graph saturates);
 // - with INPUT and EXPECTED (the tandem command line's output of the same graph): the input
 //   panel shows INPUT and the output panel EXPECTED, scaled as the layout says, and the output
-//   panel is much closer to EXPECTED than to INPUT;
+//   panel is much closer to EXPECTED than to INPUT, and the bar beside the output picture (which
+//   device computed which rows) is in the devices' colours from its top to its bottom;
 // - the split plot is filled with the devices' colours (any number of devices), and the
 //   busy-time plot has lines of those colours across most of its width.
 // Prints what it measured; exits non-zero when a check fails.
@@ -133,6 +134,12 @@ int main(int argc, char** argv) {
     check(out_vs_input > 3 * out_diff && out_vs_input > 6,
           "output panel differs from the input (mean difference " + std::to_string(out_vs_input) +
               ")");
+    // The bar is 4 px wide, 2 px left of the picture: its middle two columns, clear of rounding.
+    const cv::Rect bar(out_rect.x - 5, out_rect.y + 1, 2, out_rect.height - 2);
+    const cv::Mat bands = device_pixels(shot(bar));
+    const double coloured = cv::countNonZero(bands) / double(bands.total());
+    check(coloured > 0.95, "bar of bands beside the output in the devices' colours: " +
+                               std::to_string(coloured));
   }
 
   const cv::Mat split = device_pixels(shot(plot(shot, 0)));

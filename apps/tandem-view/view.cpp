@@ -22,6 +22,7 @@ constexpr ImU32 kPlotBackground = IM_COL32(24, 24, 28, 255);
 constexpr ImU32 kLabel = IM_COL32(220, 220, 220, 255);
 const ImVec4 kErrorColour{1.0f, 0.45f, 0.4f, 1.0f};
 constexpr std::size_t kHistory = 240;  // frames the plots show
+constexpr float kBandEdge = 4;          // px: the bar of bands beside the output picture
 constexpr ImGuiWindowFlags kFixed = ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoMove |
                                     ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
                                     ImGuiWindowFlags_NoSavedSettings;
@@ -44,6 +45,21 @@ void draw_split_plot(ImDrawList* list, ImVec2 p0, ImVec2 p1,
       list->AddRectFilled({x0, y - h}, {x1, y}, device_colour(d));
       y -= h;
     }
+  }
+}
+
+// Beside the output picture (p0, p1) of `height` rows, a bar as tall as the picture: each device's
+// band of the last frame in its colour, or the whole bar in the colour of the device that made the
+// frame when devices take whole frames. Outside the picture, so that no pixel of it is hidden.
+void draw_band_edges(ImDrawList* list, ImVec2 p0, ImVec2 p1, int height,
+                     const std::vector<double>& split) {
+  if (split.empty() || height <= 0) return;
+  const std::vector<int> bounds = band_boundaries(height, split);
+  const float scale = (p1.y - p0.y) / static_cast<float>(height);
+  for (std::size_t d = 0; d + 1 < bounds.size(); ++d) {
+    if (bounds[d + 1] == bounds[d]) continue;
+    list->AddRectFilled({p0.x - kBandEdge - 2, p0.y + bounds[d] * scale},
+                        {p0.x - 2, p0.y + bounds[d + 1] * scale}, device_colour(d));
   }
 }
 
@@ -246,6 +262,10 @@ void View::draw_pictures(const Layout& layout) {
     ImVec2 p0, p1;
     layout.picture(panel, textures[panel]->width(), textures[panel]->height(), p0, p1);
     list->AddImage(textures[panel]->id(), p0, p1);
+    const RunReport& report = pipeline_->report();
+    if (panel == 1 && !report.split_trace.empty()) {
+      draw_band_edges(list, p0, p1, textures[panel]->height(), report.split_trace.back());
+    }
   }
 }
 

@@ -17,8 +17,10 @@ namespace tandem::view {
 /// The window's layout, fixed arithmetic on its size so that tests/view_check.cpp finds the
 /// panels in a screenshot (keep the two in step). The input and output pictures lie side by side
 /// in the top 60%, each scaled to fit its half inside an 8 px margin under a 24 px label, and
-/// centred; the controls lie below on the left, the statistics on the right with their two plots
-/// (split of rows, busy time per frame) side by side in its bottom 140 px.
+/// centred; a 4 px bar 2 px left of the output picture shows which device computed which rows
+/// of the last frame, in the devices' plot colours (all of it one colour when one device made
+/// the whole frame). The controls lie below on the left, the statistics on the right with their
+/// two plots (split of rows, busy time per frame) side by side in its bottom 140 px.
 struct Layout {
   float width = 0, height = 0;
 
@@ -34,7 +36,7 @@ struct ViewOptions {
   std::string input;
   std::string graph;
   std::string devices = "all";
-  std::string split = "adaptive";
+  std::string split = "auto";
   std::string save_path = "tandem-view.png";
 };
 
