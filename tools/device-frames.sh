@@ -3,7 +3,8 @@
 # carry .device): build, the whole suite on every device (.device/check.sh ctest), then
 # tandem-bench stream of issue 13's four graphs at 1080p and 4K on the GPU alone and on every
 # device (--split auto: whole frames per device once frames queue up), and on every device in
-# bands (--split bands) to compare. Everything lands in $OUT.
+# bands (--split bands) to compare; then tandem-bench coexec (one frame at a time: bands) of the
+# same graphs and sizes on every device. Everything lands in $OUT.
 source tools/device-suite.sh
 for size in 1920x1080 3840x2160; do
   for g in "gaussian=sigma=2,saturation=1.3,tonemap" "gaussian=sigma=8,bilateral,saturation=1.3" "saturation=1.3" "bilateral"; do
@@ -12,8 +13,17 @@ for size in 1920x1080 3840x2160; do
       echo "== stream $size $1 --split $2 $g"
       timeout 120 $B stream --devices "$1" --split "$2" --size $size --graph "$g" --frames 200 --warmup 20 > /tmp/s.txt 2>&1
       cat /tmp/s.txt >> "$OUT/frames-stream.txt"
-      grep -E 'all selected|^    [0-9]' /tmp/s.txt | tail -4 | cut -c1-150
+      # Means (ms a frame): one at a time, 2 and 3 frames on the devices, two threads.
+      echo "   means: $(grep -oE 'mean [0-9.]+ ms' /tmp/s.txt | awk '{print $2}' | tr '\n' ' ')"
     done
+  done
+done
+for size in 1920x1080 3840x2160; do
+  for g in "gaussian=sigma=2,saturation=1.3,tonemap" "gaussian=sigma=8,bilateral,saturation=1.3" "saturation=1.3" "bilateral"; do
+    echo "== coexec $size $g"
+    timeout 100 $B coexec --devices all --size $size --graph "$g" --frames 60 > /tmp/c.txt 2>&1
+    cat /tmp/c.txt >> "$OUT/coexec.txt"
+    grep -E 'speed-up' /tmp/c.txt
   done
 done
 echo "end $(date -u +%T)"

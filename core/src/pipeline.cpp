@@ -1,7 +1,6 @@
 #include "tandem/pipeline.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -9,41 +8,32 @@
 #include <cstring>
 #include <deque>
 #include <exception>
-#include <fstream>
 #include <iostream>
-#include <limits>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <numeric>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <thread>
 
-#include "band_plan.hpp"
+#include "band_executor.hpp"
 #include "frame_scheduler.hpp"
 #include "frame_stats.hpp"
 #include "plan.hpp"
 #include "quirks.hpp"
+#include "split_store.hpp"
 #include "tandem/error.hpp"
-#include "tandem/program_cache.hpp"
-#include "workspace.hpp"
 
 namespace tandem {
 
-using detail::BandPlan;
+using detail::BandEvents;
 using detail::Pass;
 using detail::Range;
-using detail::stage_args;
 
 namespace {
 
 // Completed frames whose split split_of() can still tell.
 constexpr std::size_t kRecentSplits = 64;
-
-// Scratch slots of the executor, apart from one per value.
-constexpr int kStatsSlotBase = -1000;
 
 // InFlight::device of a frame cut into bands across the devices.
 constexpr std::size_t kEveryDevice = SIZE_MAX;
@@ -58,20 +48,6 @@ DeviceFailure failure(std::size_t device, const cl::Error& e, const std::string&
   return {device, Error(e.err(), e.what(), doing)};
 }
 
-// One device's commands for one band, by what they do.
-struct BandEvents {
-  std::vector<cl::Event> upload;    // host to device
-  std::vector<cl::Event> compute;   // kernels and copies between device buffers
-  std::vector<cl::Event> download;  // device to host (or the mapping that makes rows visible)
-
-  bool empty() const { return upload.empty() && compute.empty() && download.empty(); }
-  void wait() const {
-    for (const auto* list : {&upload, &compute, &download}) {
-      if (!list->empty()) cl::Event::waitForEvents(*list);
-    }
-  }
-};
-
 // What one device did for one frame, in milliseconds of its profiling events.
 struct DeviceTimes {
   int rows = 0;
@@ -85,17 +61,6 @@ struct DeviceTimes {
     return overlapped ? std::max({upload, compute, download}) : total();
   }
 };
-
-// Tells the context of a device that shares the host's memory that the host wrote `buffer`
-// (a frame wrapped with CL_MEM_USE_HOST_PTR): an invalidating map and its unmap, which move
-// nothing there. Not blocking: the host touches nothing through the mapping, and the kernels
-// behind it on the in-order queue see the host's rows; waiting here would hold the submitting
-// thread until the frame before on this queue was done.
-void host_wrote(Device& device, const cl::Buffer& buffer, std::size_t bytes) {
-  void* p =
-      device.queue().enqueueMapBuffer(buffer, CL_FALSE, CL_MAP_WRITE_INVALIDATE_REGION, 0, bytes);
-  device.queue().enqueueUnmapMemObject(buffer, p);
-}
 
 double elapsed_ms(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
@@ -115,24 +80,8 @@ double busy_ms(const std::vector<cl::Event>& events) {
   return ns * 1e-6;
 }
 
-// Buffers wrapping a host frame in each context whose devices share memory with the host.
-struct FrameBinding {
-  std::uint64_t owner = 0;  // Pipeline::Impl::id: addresses of dead pipelines get reused
-  std::map<int, cl::Buffer> by_context;
-};
-
-bool same_args(const cl_float16& a, const cl_float16& b) {
-  return std::memcmp(&a, &b, sizeof a) == 0;
-}
-
 double pixels(const Frame& frame) {
   return static_cast<double>(frame.width()) * frame.height();
-}
-
-std::string hex64(std::uint64_t v) {
-  std::ostringstream s;
-  s << std::hex << v;
-  return s.str();
 }
 
 }  // namespace
@@ -206,21 +155,17 @@ struct Pipeline::Impl {
   int& output_value = lowered.output_value;
   PixelFormat input_format = PixelFormat::rgba8;
   bool compiled = false;
-  std::uint64_t generation = 0;  // counts compile()s: band plans of an older one are remade
-  // frames_on_devices per device (frames take them in turn), so that a frame's upload never
-  // writes buffers a frame before is still reading.
-  std::vector<detail::Workspace> workspaces;
-  std::vector<BandPlan> band_plans;  // beside workspaces, one each
+  // Runs the bands, in workspaces that frames take in turn (per device with whole frames), so
+  // that a frame's upload never writes buffers a frame before is still reading.
+  std::unique_ptr<detail::BandExecutor> executor;
   std::vector<bool> failed;
-  // Host memory that the set's discrete GPU reads into without staging (statistics partials).
-  HostAllocator pinned;
   RunReport report;
   std::vector<double> share_sum;
   // Running frame statistics per stats-needing pass (index into passes), lagging by capacity().
   detail::FrameStatistics stats;
-  std::string split_key;
+  detail::SplitStore split_store;
+  std::string split_key;  // of the learned split loaded and saved; empty: none
   int chunk_rows = 0;  // > 0: the dynamic chunks policy instead of `policy`
-  const std::uint64_t id = next_id();
   // Frames on the devices, oldest first. `mutex` guards them and everything above; neither a
   // thread waiting for a frame's events nor one enqueuing a frame's commands holds it, so that
   // submitting, completing and reporting never wait for each other's driver calls.
@@ -238,10 +183,6 @@ struct Pipeline::Impl {
   std::deque<std::pair<std::uint64_t, std::vector<double>>> recent_splits;  // by ticket
   const std::chrono::steady_clock::time_point born = std::chrono::steady_clock::now();
 
-  static std::uint64_t next_id() {
-    static std::atomic<std::uint64_t> counter{0};
-    return ++counter;
-  }
 
   Impl(DeviceSet& d, Graph g, PipelineOptions o)
       : devices(d), graph(std::move(g)), options(std::move(o)) {
@@ -273,10 +214,9 @@ struct Pipeline::Impl {
     stats = detail::FrameStatistics(capacity());
     // One workspace more per device than it holds frames: whole frames that a failed device
     // leaves to another may take it past its share (submit()).
-    workspaces.resize(static_cast<std::size_t>(options.frames_on_devices + 1) * devices.size());
-    band_plans.resize(workspaces.size());
+    executor = std::make_unique<detail::BandExecutor>(devices, lowered, options.schedule,
+                                                      options.frames_on_devices + 1);
     failed.assign(devices.size(), false);
-    pinned = devices.host_allocator();
     share_sum.assign(devices.size(), 0.0);
     for (const auto& dev : devices.devices()) {
       report.devices.push_back({dev.info().id, dev.info().name, dev.info().type, 0, 0, false});
@@ -311,13 +251,6 @@ struct Pipeline::Impl {
               const std::vector<DeviceTimes>& times);
   void learn(const std::vector<DeviceTimes>& times, bool overlapped, double wall_ms);
   void learn_whole_frame(const InFlight& f);
-  // The plan of device d's band in workspace `slot`, made again when it was made for another
-  // band, frame or compile.
-  BandPlan& band_plan(std::size_t d, int slot, const Frame& input, const Frame& output, Range band);
-  void enqueue_band(std::size_t d, int slot, const Frame& input, Frame& output, Range band,
-                    BandEvents& events, std::vector<std::function<void()>>& after,
-                    std::vector<detail::StatsRows>& stats_rows, bool collect_stats);
-  cl::Buffer frame_buffer(const Frame& frame, const Device& device, cl_mem_flags flags);
   void run_chunks(std::uint64_t ticket, const Frame& input, Frame& output, int chunk_rows,
                   std::vector<DeviceTimes>& times, std::vector<double>& fractions,
                   bool collect_stats, bool smooth);
@@ -369,226 +302,7 @@ void Pipeline::Impl::compile(PixelFormat input) {
   graph.validate(input);
   lowered = detail::lower(graph, input, options.fuse);
   compiled = true;
-  ++generation;
-}
-
-cl::Buffer Pipeline::Impl::frame_buffer(const Frame& frame, const Device& device,
-                                        cl_mem_flags flags) {
-  auto binding = std::static_pointer_cast<FrameBinding>(frame.binding());
-  if (!binding || binding->owner != id) {
-    binding = std::make_shared<FrameBinding>();
-    binding->owner = id;
-    frame.binding() = binding;
-  }
-  auto it = binding->by_context.find(device.context_index());
-  if (it == binding->by_context.end()) {
-    // Page-aligned memory of whole pages: zero-copy on devices that share the host's memory.
-    cl::Buffer b(device.context(), flags | CL_MEM_USE_HOST_PTR, frame.capacity(),
-                 const_cast<std::uint8_t*>(frame.data()));
-    it = binding->by_context.emplace(device.context_index(), b).first;
-  }
-  return it->second;
-}
-
-BandPlan& Pipeline::Impl::band_plan(std::size_t d, int slot, const Frame& input,
-                                    const Frame& output, Range band) {
-  const std::size_t i = slot * devices.size() + d;
-  BandPlan& plan = band_plans[i];
-  if (!plan.made_for(generation, band, input, output)) {
-    plan.make(lowered, generation, band, input, output,
-              {devices[d], workspaces[i], this, devices.row_alignment()});
-  }
-  return plan;
-}
-
-void Pipeline::Impl::enqueue_band(std::size_t d, int slot, const Frame& input, Frame& output,
-                                  Range band, BandEvents& events,
-                                  std::vector<std::function<void()>>& after,
-                                  std::vector<detail::StatsRows>& stats_rows, bool collect_stats) {
-  Device& device = devices[d];
-  detail::Workspace& ws = workspaces[slot * devices.size() + d];
-  cl::CommandQueue& queue = device.queue();
-  const int width = input.width();
-  const int height = input.height();
-  const bool zero_copy = device.info().host_unified_memory;
-  BandPlan& plan = band_plan(d, slot, input, output, band);
-  const std::vector<Range>& need = plan.need;
-  std::vector<DeviceImage>& images = plan.images;
-
-  if (!need[0].empty()) {
-    if (zero_copy) {
-      // Its own read-only sub-buffer of the rows it reads: devices never share a buffer object
-      // (runtimes such as PoCL serialise devices that use one buffer).
-      cl_buffer_region region{input.pitch() * need[0].lo, input.pitch() * need[0].rows()};
-      images[0].buffer =
-          frame_buffer(input, device, CL_MEM_READ_ONLY)
-              .createSubBuffer(CL_MEM_READ_ONLY, CL_BUFFER_CREATE_TYPE_REGION, &region);
-    } else {
-      // On its own queue, so that it overlaps the kernels of the frame before; the kernels of
-      // this frame wait for it.
-      cl::Event e;
-      device.upload_queue().enqueueWriteBuffer(images[0].buffer, CL_FALSE, 0,
-                                               input.pitch() * need[0].rows(),
-                                               input.row(need[0].lo), nullptr, &e);
-      events.upload.push_back(e);
-      queue.enqueueBarrierWithWaitList(&events.upload);
-    }
-  }
-
-  // The band's rows of the output frame: its own sub-buffer, or a staging buffer read back.
-  DeviceImage& band_out = plan.band_out;
-  const std::size_t band_bytes = output.pitch() * band.rows();
-  if (zero_copy) {
-    cl_buffer_region region{output.pitch() * band.lo, band_bytes};
-    band_out.buffer =
-        frame_buffer(output, device, CL_MEM_READ_WRITE)
-            .createSubBuffer(CL_MEM_WRITE_ONLY, CL_BUFFER_CREATE_TYPE_REGION, &region);
-    if (plan.direct) images[output_value].buffer = band_out.buffer;
-  }
-
-  struct Read {
-    cl::Buffer buffer;
-    std::size_t offset, bytes;
-    void* host;
-  };
-  std::vector<Read> stats_reads;
-  for (std::size_t pi = 0; pi < passes.size(); ++pi) {
-    Pass& p = passes[pi];
-    const Range r = need[p.output];
-    if (r.empty()) continue;
-    const DeviceImage& out = images[p.output];
-    BandContext ctx(device, ws, ProgramCache::global(), width, height, r.lo, r.hi, events.compute,
-                    options.schedule, p.has_epilogue() ? &p.epilogue : nullptr);
-
-    if (!p.pointwise) {
-      std::vector<DeviceImage> in;
-      for (int v : p.inputs) in.push_back(images[v]);
-      p.filters.front()->enqueue(ctx, in, out);
-      continue;
-    }
-    BandPlan::Fused& fused = plan.fused[pi];
-    if (fused.stage_args.empty()) {
-      // Its own kernel object, its arguments bound once here: a pass's program may serve
-      // another pass, whose arguments differ.
-      if (!fused.kernel()) {
-        fused.kernel = cl::Kernel(ctx.program(p.sources, p.options, p.generated), "tandem_fused");
-      }
-      // Recorded once every argument is bound: a failure half-way binds them all next time.
-      std::vector<std::pair<cl_uint, int>> bound_images;
-      std::vector<cl_float16> bound_stages;
-      cl_uint arg = 0;
-      for (int v : p.inputs) {
-        bound_images.emplace_back(arg, v);
-        arg = set_image_args(fused.kernel, arg, images[v]);
-      }
-      bound_images.emplace_back(arg, p.output);
-      arg = set_image_args(fused.kernel, arg, out);
-      fused.kernel.setArg(arg++, r.lo);
-      fused.stage_arg = arg;
-      for (Filter* f : p.filters) {
-        bound_stages.push_back(stage_args(*f->pointwise()));
-        fused.kernel.setArg(arg++, bound_stages.back());
-      }
-      fused.images = std::move(bound_images);
-      fused.stage_args = std::move(bound_stages);
-    } else if (zero_copy) {
-      // The host's frames are wrapped anew each frame.
-      for (const auto& [arg, v] : fused.images) {
-        if (v == 0 || v == output_value) fused.kernel.setArg(arg, images[v].buffer);
-      }
-    }
-    for (std::size_t s = 0; s < p.filters.size(); ++s) {
-      const cl_float16 now = stage_args(*p.filters[s]->pointwise());
-      if (!same_args(now, fused.stage_args[s])) {
-        fused.stage_args[s] = now;
-        fused.kernel.setArg(fused.stage_arg + static_cast<cl_uint>(s), now);
-      }
-    }
-    cl::Kernel& kernel = fused.kernel;
-    const std::size_t items = static_cast<std::size_t>((width + 3) / 4);
-    if (p.stats_stage < 0) {
-      ctx.enqueue(kernel, items, r.rows(), "fused point-wise kernel");
-      continue;
-    }
-    // The kernel leaves a statistics partial per work-group of each row it computes.
-    const std::size_t group = detail::stats_group(items);
-    const std::size_t groups = items / group;
-    const cl::Buffer partial =
-        ws.buffer(device.context(), this, kStatsSlotBase - static_cast<int>(pi),
-                  sizeof(cl_float2) * groups * r.rows());
-    if (fused.partial() != partial()) {
-      fused.partial = partial;
-      const cl_uint arg = fused.stage_arg + static_cast<cl_uint>(p.filters.size());
-      kernel.setArg(arg, width);
-      kernel.setArg(arg + 1, partial);
-    }
-    ctx.enqueue(kernel, cl::NDRange(items, r.rows()), cl::NDRange(group, 1),
-                "fused point-wise kernel with frame statistics");
-    if (!collect_stats) continue;
-    // Only the band's own rows count (the pass may compute rows of its neighbours, for a
-    // stencil after it). Read back without blocking, below: the frame's wait covers it.
-    const std::size_t count = groups * band.rows();
-    auto* host = reinterpret_cast<cl_float2*>(
-        ws.host(this, kStatsSlotBase - static_cast<int>(pi), sizeof(cl_float2) * count, pinned));
-    stats_reads.push_back(
-        {partial, sizeof(cl_float2) * groups * (band.lo - r.lo), sizeof(cl_float2) * count, host});
-    stats_rows.push_back({pi, partial, band, host, count});
-  }
-
-  // The result is the source itself, or rows of a wider intermediate: copy the band's rows.
-  // (Plain copies: PoCL 3.1 crashed on a rectangular copy out of a sub-buffer.)
-  const DeviceImage& result = images[output_value];
-  if (result.buffer() != band_out.buffer()) {
-    const std::size_t row_bytes = static_cast<std::size_t>(width) * bytes_per_pixel(output.format());
-    const std::size_t src = (band.lo - result.first_row) * result.pitch;
-    const int copies = result.pitch == band_out.pitch ? 1 : band.rows();
-    for (int i = 0; i < copies; ++i) {
-      cl::Event e;
-      queue.enqueueCopyBuffer(result.buffer, band_out.buffer, src + i * result.pitch,
-                              i * band_out.pitch,
-                              copies == 1 ? band_out.pitch * band.rows() : row_bytes, nullptr, &e);
-      events.compute.push_back(e);
-    }
-  }
-
-  if (zero_copy) {
-    // Behind the kernels on their queue; moves nothing where memory is shared.
-    for (const Read& read : stats_reads) {
-      cl::Event e;
-      queue.enqueueReadBuffer(read.buffer, CL_FALSE, read.offset, read.bytes, read.host, nullptr,
-                              &e);
-      events.download.push_back(e);
-    }
-    // Mapping makes the band's rows visible to the host by the rules of OpenCL; for devices
-    // that share the host's memory it moves nothing.
-    cl::Event e;
-    const cl::Buffer band_sub = band_out.buffer;
-    void* mapped = queue.enqueueMapBuffer(band_sub, CL_FALSE, CL_MAP_READ, 0, band_bytes,
-                                          nullptr, &e);
-    events.download.push_back(e);
-    after.push_back([&queue, band_sub, mapped] { queue.enqueueUnmapMemObject(band_sub, mapped); });
-  } else {
-    // On its own queue, once this band's last kernel or copy is done (its queue runs in
-    // order), so that it overlaps the kernels of the next frame.
-    std::vector<cl::Event> computed(1);
-    if (events.compute.empty()) {
-      queue.enqueueMarkerWithWaitList(nullptr, &computed[0]);
-    } else {
-      computed[0] = events.compute.back();
-    }
-    cl::Event e;
-    device.download_queue().enqueueReadBuffer(band_out.buffer, CL_FALSE, 0, band_bytes,
-                                              output.row(band.lo), &computed, &e);
-    events.download.push_back(e);
-    // The statistics behind it, into pinned memory. On the kernel queue they waited for the
-    // copy engine behind the frame before's download and held up the next kernels (H100
-    // stream: 0.26 ms a frame against 0.19 here; a fourth queue of their own gave 0.19 too).
-    for (const Read& read : stats_reads) {
-      device.download_queue().enqueueReadBuffer(read.buffer, CL_FALSE, read.offset, read.bytes,
-                                                read.host, nullptr, &e);
-      events.download.push_back(e);
-    }
-  }
+  executor->replanned();
 }
 
 void Pipeline::Impl::enqueue_frame(InFlight& f) {
@@ -617,10 +331,10 @@ void Pipeline::Impl::enqueue_frame(InFlight& f) {
     try {
       if (device.info().host_unified_memory && synced.insert(device.context_index()).second) {
         // The host wrote the input frame: tell the context once (no copy happens there).
-        host_wrote(device, frame_buffer(*f.input, device, CL_MEM_READ_ONLY), f.input->capacity());
+        executor->host_wrote(device, *f.input);
       }
-      enqueue_band(d, f.slot, *f.input, *f.output, band, f.events[d], f.after, f.stats_rows[d],
-                   f.collect_stats);
+      executor->enqueue(d, f.slot, *f.input, *f.output, band, f.events[d], f.after,
+                        f.stats_rows[d], f.collect_stats);
       device.upload_queue().flush();
       device.queue().flush();
       device.download_queue().flush();
@@ -859,9 +573,9 @@ void Pipeline::Impl::run_chunks(std::uint64_t ticket, const Frame& input, Frame&
   // Wrappers of the frames are made here, before the threads share them.
   for (std::size_t d = 0; d < n; ++d) {
     if (failed[d] || !devices[d].info().host_unified_memory) continue;
-    frame_buffer(input, devices[d], CL_MEM_READ_ONLY);
-    frame_buffer(output, devices[d], CL_MEM_READ_WRITE);
-    host_wrote(devices[d], frame_buffer(input, devices[d], CL_MEM_READ_ONLY), input.capacity());
+    executor->frame_buffer(input, devices[d], CL_MEM_READ_ONLY);
+    executor->frame_buffer(output, devices[d], CL_MEM_READ_WRITE);
+    executor->host_wrote(devices[d], input);
   }
 
   auto worker = [&](std::size_t d) {
@@ -879,7 +593,7 @@ void Pipeline::Impl::run_chunks(std::uint64_t ticket, const Frame& input, Frame&
       std::vector<detail::StatsRows> stats_rows;
       try {
         try {
-          enqueue_band(d, 0, input, output, band, events, after, stats_rows, collect_stats);
+          executor->enqueue(d, 0, input, output, band, events, after, stats_rows, collect_stats);
           devices[d].upload_queue().flush();
           devices[d].queue().flush();
           devices[d].download_queue().flush();
@@ -934,16 +648,11 @@ void Pipeline::Impl::run_chunks(std::uint64_t ticket, const Frame& input, Frame&
 }
 
 void Pipeline::Impl::load_split(int width, int height) {
-  const auto dir = ProgramCache::default_directory();
-  if (!options.persist_split || dir.empty() || bands_spec != "adaptive") return;
-  split_key = hex64(fnv1a64(devices.key() + "|" + graph.to_string() + "|" +
-                            std::to_string(width) + "x" + std::to_string(height) + "|" +
-                            std::string(to_string(input_format))));
-  std::ifstream in(dir / "splits" / (split_key + ".txt"));
-  std::vector<double> fractions;
-  double f = 0;
-  while (in >> f) fractions.push_back(f);
-  if (fractions.size() != devices.size()) return;
+  if (!options.persist_split || bands_spec != "adaptive") return;
+  split_key = detail::SplitStore::key(devices.key(), graph.to_string(), width, height,
+                                      std::string(to_string(input_format)));
+  const std::vector<double> fractions = split_store.load(split_key, devices.size());
+  if (fractions.empty()) return;
   try {
     policy = make_adaptive_policy(devices.size(), fractions);
   } catch (const Error&) {
@@ -952,18 +661,7 @@ void Pipeline::Impl::load_split(int width, int height) {
 }
 
 void Pipeline::Impl::save_split() const {
-  const auto dir = ProgramCache::default_directory();
-  if (split_key.empty() || dir.empty() || frames_learned < 3) return;
-  std::error_code ec;
-  std::filesystem::create_directories(dir / "splits", ec);
-  const auto path = dir / "splits" / (split_key + ".txt");
-  const auto tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp);
-    for (double f : policy->state()) out << f << "\n";
-    if (!out) return;
-  }
-  std::filesystem::rename(tmp, path, ec);
+  if (!split_key.empty() && frames_learned >= 3) split_store.save(split_key, policy->state());
 }
 
 Pipeline::Pipeline(DeviceSet& devices, Graph graph, PipelineOptions options)
