@@ -138,8 +138,8 @@ int main(int argc, char** argv) {
     const cv::Rect bar(out_rect.x - 5, out_rect.y + 1, 2, out_rect.height - 2);
     const cv::Mat bands = device_pixels(shot(bar));
     const double coloured = cv::countNonZero(bands) / double(bands.total());
-    check(coloured > 0.95, "bar of bands beside the output in the devices' colours: " +
-                               std::to_string(coloured));
+    check(coloured > 0.95,
+          "bar of bands beside the output in the devices' colours: " + std::to_string(coloured));
   }
 
   const cv::Mat split = device_pixels(shot(plot(shot, 0)));

@@ -22,7 +22,7 @@ constexpr ImU32 kPlotBackground = IM_COL32(24, 24, 28, 255);
 constexpr ImU32 kLabel = IM_COL32(220, 220, 220, 255);
 const ImVec4 kErrorColour{1.0f, 0.45f, 0.4f, 1.0f};
 constexpr std::size_t kHistory = 240;  // frames the plots show
-constexpr float kBandEdge = 4;          // px: the bar of bands beside the output picture
+constexpr float kBandEdge = 4;         // px: the bar of bands beside the output picture
 constexpr ImGuiWindowFlags kFixed = ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoMove |
                                     ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
                                     ImGuiWindowFlags_NoSavedSettings;

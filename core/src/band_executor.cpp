@@ -71,8 +71,8 @@ void BandExecutor::host_wrote(Device& device, const Frame& frame) {
   device.queue().enqueueUnmapMemObject(buffer, p);
 }
 
-BandPlan& BandExecutor::band_plan(std::size_t d, int slot, const Frame& input,
-                                  const Frame& output, Range band) {
+BandPlan& BandExecutor::band_plan(std::size_t d, int slot, const Frame& input, const Frame& output,
+                                  Range band) {
   const std::size_t i = slot * devices_.size() + d;
   BandPlan& plan = band_plans_[i];
   if (!plan.made_for(generation_, band, input, output)) {
@@ -82,9 +82,8 @@ BandPlan& BandExecutor::band_plan(std::size_t d, int slot, const Frame& input,
   return plan;
 }
 
-void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& output,
-                           Range band, BandEvents& events,
-                           std::vector<std::function<void()>>& after,
+void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& output, Range band,
+                           BandEvents& events, std::vector<std::function<void()>>& after,
                            std::vector<StatsRows>& stats_rows, bool collect_stats) {
   Device& device = devices_[d];
   Workspace& ws = workspaces_[slot * devices_.size() + d];
@@ -222,7 +221,8 @@ void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& o
   // (Plain copies: PoCL 3.1 crashed on a rectangular copy out of a sub-buffer.)
   const DeviceImage& result = images[output_value];
   if (result.buffer() != band_out.buffer()) {
-    const std::size_t row_bytes = static_cast<std::size_t>(width) * bytes_per_pixel(output.format());
+    const std::size_t row_bytes =
+        static_cast<std::size_t>(width) * bytes_per_pixel(output.format());
     const std::size_t src = (band.lo - result.first_row) * result.pitch;
     const int copies = result.pitch == band_out.pitch ? 1 : band.rows();
     for (int i = 0; i < copies; ++i) {
@@ -246,8 +246,8 @@ void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& o
     // that share the host's memory it moves nothing.
     cl::Event e;
     const cl::Buffer band_sub = band_out.buffer;
-    void* mapped = queue.enqueueMapBuffer(band_sub, CL_FALSE, CL_MAP_READ, 0, band_bytes,
-                                          nullptr, &e);
+    void* mapped =
+        queue.enqueueMapBuffer(band_sub, CL_FALSE, CL_MAP_READ, 0, band_bytes, nullptr, &e);
     events.download.push_back(e);
     after.push_back([&queue, band_sub, mapped] { queue.enqueueUnmapMemObject(band_sub, mapped); });
   } else {

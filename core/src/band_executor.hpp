@@ -58,8 +58,7 @@ class BandExecutor {
  private:
   // The plan of device d's band in workspace `slot`, made again when it was made for another
   // band, frame or plan.
-  BandPlan& band_plan(std::size_t d, int slot, const Frame& input, const Frame& output,
-                      Range band);
+  BandPlan& band_plan(std::size_t d, int slot, const Frame& input, const Frame& output, Range band);
 
   DeviceSet& devices_;
   Plan& plan_;

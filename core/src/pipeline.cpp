@@ -165,7 +165,7 @@ struct Pipeline::Impl {
   detail::FrameStatistics stats;
   detail::SplitStore split_store;
   std::string split_key;  // of the learned split loaded and saved; empty: none
-  int chunk_rows = 0;  // > 0: the dynamic chunks policy instead of `policy`
+  int chunk_rows = 0;     // > 0: the dynamic chunks policy instead of `policy`
   // Frames on the devices, oldest first. `mutex` guards them and everything above; neither a
   // thread waiting for a frame's events nor one enqueuing a frame's commands holds it, so that
   // submitting, completing and reporting never wait for each other's driver calls.
@@ -182,7 +182,6 @@ struct Pipeline::Impl {
   bool split_loaded = false;
   std::deque<std::pair<std::uint64_t, std::vector<double>>> recent_splits;  // by ticket
   const std::chrono::steady_clock::time_point born = std::chrono::steady_clock::now();
-
 
   Impl(DeviceSet& d, Graph g, PipelineOptions o)
       : devices(d), graph(std::move(g)), options(std::move(o)) {
@@ -333,8 +332,8 @@ void Pipeline::Impl::enqueue_frame(InFlight& f) {
         // The host wrote the input frame: tell the context once (no copy happens there).
         executor->host_wrote(device, *f.input);
       }
-      executor->enqueue(d, f.slot, *f.input, *f.output, band, f.events[d], f.after,
-                        f.stats_rows[d], f.collect_stats);
+      executor->enqueue(d, f.slot, *f.input, *f.output, band, f.events[d], f.after, f.stats_rows[d],
+                        f.collect_stats);
       device.upload_queue().flush();
       device.queue().flush();
       device.download_queue().flush();

@@ -17,8 +17,8 @@ std::string SplitStore::key(const std::string& devices, const std::string& graph
                             int height, const std::string& format) {
   std::ostringstream s;
   s << std::hex
-    << fnv1a64(devices + "|" + graph + "|" + std::to_string(width) + "x" +
-               std::to_string(height) + "|" + format);
+    << fnv1a64(devices + "|" + graph + "|" + std::to_string(width) + "x" + std::to_string(height) +
+               "|" + format);
   return s.str();
 }
 
