@@ -85,12 +85,17 @@ class WallTimeGuard final : public SplitPolicy {
     const Way ran = ran_alone ? Way::alone : Way::split;
     if (ran == Way::split) {
       // While the inner policy still moves rows around, its frames say little of where it goes.
+      // (Only while the split is the way being measured: frames of the way before a trial,
+      // still on the devices when it began, arrive during it, and must not empty the window of
+      // the incumbent the trial is judged against.)
       double moved = 0;
       for (std::size_t i = 0; i < timings.size(); ++i) {
         const int before = i < split_rows_.size() ? split_rows_[i] : 0;
         moved += std::abs(std::max(timings[i].rows, 0) - before);
       }
-      if (phase_ != Phase::settled && moved > 2 * kMoved * height) split_ms_.restart();
+      if (phase_ != Phase::settled && way_ == Way::split && moved > 2 * kMoved * height) {
+        split_ms_.restart();
+      }
       split_rows_.resize(timings.size());
       for (std::size_t i = 0; i < timings.size(); ++i)
         split_rows_[i] = std::max(timings[i].rows, 0);
@@ -160,7 +165,10 @@ class WallTimeGuard final : public SplitPolicy {
         if (split_ms_.full()) begin_trial(Way::alone);
         break;
       case Phase::trial:
-        if (!current.empty() && current.last() > kAbandon * other.median()) {
+        if (other.empty()) {
+          // Nothing to judge against: the way tried is measured as the incumbent now.
+          if (current.full()) settle(way_);
+        } else if (!current.empty() && current.last() > kAbandon * other.median()) {
           settle(opposite(way_));  // far slower: no need to see more of it
         } else if (current.full()) {
           settle(split_wins() ? Way::split : Way::alone);
