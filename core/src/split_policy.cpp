@@ -570,11 +570,12 @@ std::unique_ptr<SplitPolicy> make_adaptive_policy(std::size_t devices,
 std::unique_ptr<SplitPolicy> make_split_policy(std::string_view spec, std::size_t devices) {
   if (devices == 0) throw Error("split policy: no devices to split frames across");
   const std::string_view s = trim(spec);
-  if (s.empty() || s == "adaptive") return make_adaptive_policy(devices);
+  if (s.empty() || s == "adaptive" || s == "bands") return make_adaptive_policy(devices);
   if (s == "single") return std::make_unique<SinglePolicy>(devices);
   if (s.starts_with("static:")) return std::make_unique<StaticPolicy>(parse_static(s, devices));
   throw Error("unknown split policy \"" + std::string(spec) +
-              "\": expected \"adaptive\", \"static:F1,...,F" + std::to_string(devices) +
+              "\": expected \"auto\", \"frames\" (whole frames per device), \"bands\" or "
+              "\"adaptive\", \"static:F1,...,F" + std::to_string(devices) +
               "\" (one fraction per device), \"single\" or \"chunks:N\" (N-row chunks taken by "
               "whichever device is free)");
 }

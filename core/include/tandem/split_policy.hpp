@@ -42,7 +42,8 @@ class SplitPolicy {
 };
 
 /// Makes the policy named by `spec` for `devices` devices; throws Error on a malformed spec.
-///  - "adaptive" (or ""): learns each device's speed and overhead from the timings, see below;
+///  - "adaptive" (or "", or "bands"): learns each device's speed and overhead from the timings,
+///    see below;
 ///  - "static:F1,...,Fn": fixed fractions, one per device, normalised when they do not sum to 1;
 ///  - "single": every row to device 0 (to the first device left, once it is removed).
 std::unique_ptr<SplitPolicy> make_split_policy(std::string_view spec, std::size_t devices);
