@@ -74,8 +74,10 @@ TEST(RunReportJson, DescribesTheRunOnTheDevicesOpened) {
   EXPECT_TRUE(j.at("fallbacks").is_array());
   EXPECT_TRUE(j["fallbacks"].empty());
   EXPECT_EQ(j.at("scheduler").get<std::string>(), "bands");  // one frame at a time
+  EXPECT_TRUE(j.at("decisions").is_array());
+  EXPECT_TRUE(j["decisions"].empty());  // a fixed split decides nothing
   // One line per member and per device, however many frames: the split trace is one line.
-  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), static_cast<std::ptrdiff_t>(10 + n));
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), static_cast<std::ptrdiff_t>(11 + n));
 }
 
 TEST(RunReportJson, NamesWithQuotesBackslashesAndControlCharactersRoundTrip) {

@@ -721,6 +721,12 @@ TEST(GuardedSimulation, HiddenCostsLeaveTheFastestDeviceAlone) {
     EXPECT_LE(median_wall(frames, 10, 3000), 1.03 * best);
     EXPECT_LE(mean_wall(frames, 10, 3000), 1.015 * best);  // trials of the split included
     EXPECT_EQ(policy->state(), (Fractions{1, 0}));        // what a next run starts from
+    // It says what it chose: the split measured, then device 0 tried alone and kept.
+    const std::vector<std::string> said = policy->take_decisions();
+    ASSERT_GE(said.size(), 2u);
+    EXPECT_EQ(said[0].rfind("trying device 0 alone against the split", 0), 0u) << said[0];
+    EXPECT_EQ(said[1].rfind("keeping device 0 alone", 0), 0u) << said[1];
+    EXPECT_TRUE(policy->take_decisions().empty());  // each told once
   }
 }
 

@@ -108,6 +108,8 @@ TEST(WholeFrames, AStreamEqualsOneDeviceFrameByFrame) {
   // Every device is measured on frames of its own before it is judged.
   EXPECT_EQ(made_by.size(), all.size());
   EXPECT_EQ(frames.report().scheduler, "frames");
+  ASSERT_FALSE(frames.report().decisions.empty());
+  EXPECT_NE(frames.report().decisions[0].find("whole frames per device"), std::string::npos);
   EXPECT_EQ(frames.report().frames, 24);
   EXPECT_NE(frames.report().to_json().find("\"scheduler\": \"frames\""), std::string::npos);
 }

@@ -3,6 +3,7 @@
 #include "frame_scheduler.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 
 #include "tandem/error.hpp"
@@ -69,6 +70,10 @@ std::optional<std::size_t> FrameScheduler::pick(std::span<const int> held, doubl
   Device& chosen = devices_[*best];
   if (due_again(chosen, now_ms)) {
     // Measured afresh: its load may have changed since.
+    char line[96];
+    std::snprintf(line, sizeof line, "measuring device %zu again (%.3g ms a frame before)", *best,
+                  median(chosen.intervals));
+    decisions_.push_back(line);
     explored_ms_ += median(chosen.latencies);
     chosen.intervals.clear();
     chosen.latencies.clear();

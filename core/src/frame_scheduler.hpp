@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <optional>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace tandem::detail {
@@ -40,6 +42,8 @@ class FrameScheduler {
   /// The frames per millisecond each device is predicted to sustain (0: not measured or
   /// removed), for the report.
   std::vector<double> rates() const;
+  /// Devices it measured again since the last call, one line each.
+  std::vector<std::string> take_decisions() { return std::exchange(decisions_, {}); }
 
  private:
   struct Device {
@@ -58,6 +62,7 @@ class FrameScheduler {
   std::vector<Device> devices_;
   int depth_;
   double explored_ms_ = 0;  // what measuring left-out devices again has cost
+  std::vector<std::string> decisions_;
   double started_ms_ = -1;  // wall time of the first pick
 };
 

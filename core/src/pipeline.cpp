@@ -248,6 +248,8 @@ struct Pipeline::Impl {
               const std::vector<DeviceTimes>& times);
   void learn(const std::vector<DeviceTimes>& times, bool overlapped, double wall_ms);
   void learn_whole_frame(const InFlight& f);
+  // Adds the schedulers' `lines` to the report, after the frames recorded so far.
+  void note(const std::vector<std::string>& lines);
   void run_chunks(std::uint64_t ticket, const Frame& input, Frame& output, int chunk_rows,
                   std::vector<DeviceTimes>& times, std::vector<double>& fractions,
                   bool collect_stats, bool smooth);
@@ -271,7 +273,10 @@ std::vector<int> Pipeline::Impl::held(const InFlight* except) const {
 
 std::size_t Pipeline::Impl::pick_device(std::unique_lock<std::mutex>& lock) {
   for (;;) {
-    if (auto d = frame_scheduler->pick(held(), now_ms())) return *d;
+      if (auto d = frame_scheduler->pick(held(), now_ms())) {
+      note(frame_scheduler->take_decisions());
+      return *d;
+    }
     complete_oldest(lock);
   }
 }
@@ -525,6 +530,7 @@ void Pipeline::Impl::learn(const std::vector<DeviceTimes>& times, bool overlappe
   }
   policy->observe(timings, wall_ms);
   report.learned_split = policy->state();
+  note(policy->take_decisions());
   ++frames_learned;
 }
 
@@ -537,6 +543,12 @@ void Pipeline::Impl::learn_whole_frame(const InFlight& f) {
   last_end_ns[d] = f.last_end_ns;
   const double interval = f.last_end_ns > from ? ns_to_ms(f.last_end_ns - from) : 0.0;
   frame_scheduler->observe(d, {interval, f.times[d].total()});
+}
+
+void Pipeline::Impl::note(const std::vector<std::string>& lines) {
+  for (const std::string& line : lines) {
+    report.decisions.push_back("frame " + std::to_string(report.frames) + ": " + line);
+  }
 }
 
 void Pipeline::Impl::fail_device(const DeviceFailure& f) {
@@ -775,6 +787,10 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
     m.complete_all(lock);  // frames in bands hold a workspace on every device
     m.frames_mode = true;
     m.report.scheduler = "frames";
+    m.note({m.whole_frames == WholeFrames::always
+                ? "whole frames per device (split frames)"
+                : "whole frames per device from here on: a frame came while another was on the "
+                  "devices"});
   }
   const int depth = m.options.frames_on_devices;
   std::size_t device = kEveryDevice;

@@ -38,6 +38,7 @@ std::string RunReport::to_json() const {
   for (double f : learned_split) j["learned_split"].push_back(six_digits(f));
   j["fallbacks"] = fallbacks;
   j["scheduler"] = scheduler;
+  j["decisions"] = decisions;
   std::string out;
   lay_out(j, 0, out);
   return out + "\n";

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -121,6 +123,8 @@ class WallTimeGuard final : public SplitPolicy {
     return alone_fractions();
   }
 
+  std::vector<std::string> take_decisions() override { return std::exchange(decisions_, {}); }
+
  private:
   enum class Way { split, alone };
   // measure: the split from the start, until its window is full; trial: `way_` is being
@@ -187,8 +191,23 @@ class WallTimeGuard final : public SplitPolicy {
     }
   }
 
+  std::string describe(Way w) const {
+    return w == Way::split ? "the split" : "device " + std::to_string(alone_) + " alone";
+  }
+
+  static std::string ms(const Window& w) {
+    if (w.empty()) return "unmeasured";
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g ms", w.median());
+    return text;
+  }
+
+  void note(const std::string& what) { decisions_.push_back(what); }
+
   void begin_trial(Way w) {
     if (w == Way::alone) pick_alone();
+    note("trying " + describe(w) + " against " + describe(opposite(w)) + " (" +
+         ms(window(opposite(w))) + ")");
     window(w).restart();
     way_ = w;
     phase_ = Phase::trial;
@@ -197,6 +216,8 @@ class WallTimeGuard final : public SplitPolicy {
   }
 
   void settle(Way w) {
+    note("keeping " + describe(w) + ": the split " + ms(split_ms_) + ", " + describe(Way::alone) +
+         " " + ms(alone_ms_) + " (medians of wall time)");
     const bool stands = w == settled_;
     interval_ = stands ? std::min(2 * interval_, kRecheckMax) : kRecheckFirst;
     interval_ms_ = stands ? std::min(2 * interval_ms_, kRecheckMaxMs) : kRecheckFirstMs;
@@ -212,6 +233,7 @@ class WallTimeGuard final : public SplitPolicy {
   }
 
   void stand_down() {
+    if (phase_ != Phase::measure) note("measuring the split afresh");
     way_ = settled_ = Way::split;
     phase_ = Phase::measure;
     split_ms_.restart();
@@ -239,6 +261,7 @@ class WallTimeGuard final : public SplitPolicy {
   double explored_ms_ = 0;        // what the trials that lost cost over their incumbents
   double trial_cost_ms_ = 0;      // what the trial now has cost so far
   double last_trial_cost_ms_ = 0;
+  std::vector<std::string> decisions_;  // since take_decisions()
 };
 
 }  // namespace

@@ -67,6 +67,10 @@ struct RunReport {
   /// a run remembers for the next one (empty for fixed splits).
   std::vector<double> learned_split;
   std::vector<std::string> fallbacks;            ///< one line per device taken out of the split
+  /// What the schedulers chose as the run went, one line each, "frame N: ..." after the frame
+  /// that led to it: ways of running the wall-time guard tried, kept or left (bands), the switch
+  /// to whole frames, devices measured again (whole frames).
+  std::vector<std::string> decisions;
   /// "bands", or "frames" once devices took whole frames (a frame's split is then 1 for its
   /// device, and a device's share is its fraction of the frames).
   std::string scheduler = "bands";
@@ -77,7 +81,8 @@ struct RunReport {
   ///   "split_trace": [[fraction per device], ...] one array per frame,
   ///   "learned_split": [fraction per device],
   ///   "fallbacks": ["...", ...],
-  ///   "scheduler": "bands" or "frames".
+  ///   "scheduler": "bands" or "frames",
+  ///   "decisions": ["frame N: ...", ...].
   /// Numbers have six significant digits, those that are not finite are null; bytes of names
   /// that are not UTF-8 become U+FFFD.
   /// A program that adds members parses it with any JSON library (the CLI adds "video").

@@ -39,6 +39,9 @@ class SplitPolicy {
   /// with the same devices, graph and frame size: one fraction per device. Empty when the policy
   /// learns nothing.
   virtual std::vector<double> state() const { return {}; }
+  /// The choices it made since the last call, one line each: which way of running it tried,
+  /// kept or left, and why (the pipeline reports them with the frame they came after).
+  virtual std::vector<std::string> take_decisions() { return {}; }
 };
 
 /// Makes the policy named by `spec` for `devices` devices; throws Error on a malformed spec.
