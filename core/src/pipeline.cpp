@@ -154,8 +154,8 @@ struct Pipeline::Impl {
   int& output_value = lowered.output_value;
   PixelFormat input_format = PixelFormat::rgba8;
   bool compiled = false;
-  // Runs the bands, in workspaces that frames take in turn (per device with whole frames), so
-  // that a frame's upload never writes buffers a frame before is still reading.
+  // Runs the bands, each frame in a workspace of its own on each device (frames_on_devices and
+  // one more), so that a frame's upload never writes buffers a frame before is still reading.
   std::unique_ptr<detail::BandExecutor> executor;
   std::vector<bool> failed;
   RunReport report;
@@ -234,7 +234,7 @@ struct Pipeline::Impl {
   std::size_t pick_device(std::unique_lock<std::mutex>& lock);
   // The device for frame `f` after its device failed on it: the one holding the fewest frames.
   std::size_t pick_device_again(const InFlight& f) const;
-  // Frame `f` to device `d` whole, in the next of its workspaces.
+  // Frame `f` to device `d` whole, in the lowest of its workspaces that no frame holds.
   void give_whole_frame(InFlight& f, std::size_t d);
   void compile(PixelFormat input);
   void enqueue_frame(InFlight& f);
@@ -273,7 +273,7 @@ std::vector<int> Pipeline::Impl::held(const InFlight* except) const {
 
 std::size_t Pipeline::Impl::pick_device(std::unique_lock<std::mutex>& lock) {
   for (;;) {
-      if (auto d = frame_scheduler->pick(held(), now_ms())) {
+    if (auto d = frame_scheduler->pick(held(), now_ms())) {
       note(frame_scheduler->take_decisions());
       return *d;
     }
