@@ -262,9 +262,9 @@ void View::draw_pictures(const Layout& layout) {
     ImVec2 p0, p1;
     layout.picture(panel, textures[panel]->width(), textures[panel]->height(), p0, p1);
     list->AddImage(textures[panel]->id(), p0, p1);
-    const RunReport& report = pipeline_->report();
-    if (panel == 1 && !report.split_trace.empty()) {
-      draw_band_edges(list, p0, p1, textures[panel]->height(), report.split_trace.back());
+    if (panel == 1 && !pipeline_->report().split_trace.empty()) {
+      draw_band_edges(list, p0, p1, textures[panel]->height(),
+                      pipeline_->report().split_trace.back());
     }
   }
 }

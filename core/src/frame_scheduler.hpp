@@ -40,7 +40,7 @@ class FrameScheduler {
   /// Device `d` failed: it takes no more frames.
   void remove(std::size_t d);
   /// The frames per millisecond each device is predicted to sustain (0: not measured or
-  /// removed), for the report.
+  /// removed).
   std::vector<double> rates() const;
   /// Devices it measured again since the last call, one line each.
   std::vector<std::string> take_decisions() { return std::exchange(decisions_, {}); }
