@@ -14,9 +14,11 @@
 #include <numeric>
 #include <optional>
 #include <set>
+#include <shared_mutex>
 #include <thread>
 
 #include "band_executor.hpp"
+#include "device_feeders.hpp"
 #include "frame_scheduler.hpp"
 #include "frame_stats.hpp"
 #include "plan.hpp"
@@ -46,6 +48,16 @@ struct DeviceFailure {
 
 DeviceFailure failure(std::size_t device, const cl::Error& e, const std::string& doing) {
   return {device, Error(e.err(), e.what(), doing)};
+}
+
+bool is_device_failure(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const DeviceFailure&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
 }
 
 // What one device did for one frame, in milliseconds of its profiling events.
@@ -99,9 +111,10 @@ struct InFlight {
   std::vector<double> fractions;
   std::vector<int> bounds;
   std::vector<BandEvents> events;  // per device
-  std::vector<std::function<void()>> after;  // unmaps, once its events completed
+  std::vector<std::vector<std::function<void()>>> after;  // per device: unmaps, once done
   std::vector<std::vector<detail::StatsRows>> stats_rows;
-  bool enqueued = false;  // its commands are on the devices (submit() holds it until then)
+  bool enqueued = false;  // its commands are on the devices, or `error` says why they are not
+  std::exception_ptr error;  // a whole frame's enqueue failed: whoever completes it throws this
   bool waited = false;    // a thread waits for its events
   bool overlapped = false;  // submitted while another frame was on the devices
   std::chrono::steady_clock::time_point submitted;
@@ -113,9 +126,14 @@ struct InFlight {
   // A whole frame's commands on its device's clock: the first queued, the last ended.
   cl_ulong first_queued_ns = 0, last_end_ns = 0;
 
+  // Its unmaps on device `d`, or on every device: by a thread holding their devices' locks.
+  void run_after(std::size_t d) {
+    if (d >= after.size()) return;
+    for (auto& f : after[d]) f();
+    after[d].clear();
+  }
   void run_after() {
-    for (auto& f : after) f();
-    after.clear();
+    for (std::size_t d = 0; d < after.size(); ++d) run_after(d);
   }
   // What it started must end before a failure leaves it, or a redo reuses its buffers.
   void wait_all() const {
@@ -127,7 +145,7 @@ struct InFlight {
       }
     }
   }
-  // The same, and its unmaps: where no submit() enqueues beside them (enqueue_mutex).
+  // The same, and its unmaps: by a thread holding every device's lock (Impl::exclusive()).
   void drain() {
     wait_all();
     run_after();
@@ -169,10 +187,17 @@ struct Pipeline::Impl {
   // thread waiting for a frame's events nor one enqueuing a frame's commands holds it, so that
   // submitting, completing and reporting never wait for each other's driver calls.
   std::mutex mutex;
-  // Held by whoever enqueues on the devices' queues, and by unmaps: PoCL's basic device
-  // deadlocked when a finished frame was unmapped beside a submit() on the same queues. Taken
-  // before `mutex` (never while holding it), and never while waiting for another thread.
-  std::mutex enqueue_mutex;
+  // Whoever enqueues on a device's queues holds its lock, and so do its unmaps: PoCL's basic
+  // device deadlocked when a finished frame was unmapped beside a submit() on the same queues.
+  // A frame's enqueue holds `gate` shared, so that devices are fed at once; what must find
+  // nothing enqueued beside it (a pre-pass, chunks, the redo of a failed device's frames) holds
+  // it exclusive and every device's lock (exclusive()). All are taken before `mutex` (never
+  // while holding it), the gate first, then `args_mutex`, then devices in index order.
+  std::shared_mutex gate;
+  std::unique_ptr<std::mutex[]> device_mutex;
+  // Whole frames of a graph with frame statistics set them on the filters, which the devices
+  // share, and enqueue one at a time.
+  std::mutex args_mutex;
   std::condition_variable completed;
   std::deque<InFlight> in_flight;
   std::uint64_t last_ticket = 0;
@@ -181,9 +206,15 @@ struct Pipeline::Impl {
   bool split_loaded = false;
   std::deque<std::pair<std::uint64_t, std::vector<double>>> recent_splits;  // by ticket
   const std::chrono::steady_clock::time_point born = std::chrono::steady_clock::now();
+  // One host thread per device for its bands and whole frames (last: it stops first).
+  detail::DeviceFeeders feeders;
 
   Impl(DeviceSet& d, Graph g, PipelineOptions o)
-      : devices(d), graph(std::move(g)), options(std::move(o)) {
+      : devices(d),
+        graph(std::move(g)),
+        options(std::move(o)),
+        device_mutex(std::make_unique<std::mutex[]>(d.size())),
+        feeders(d.size()) {
     if (options.split.starts_with("chunks:")) {
       const std::string n = options.split.substr(7);
       int rows = 0;
@@ -209,10 +240,11 @@ struct Pipeline::Impl {
         std::make_unique<detail::FrameScheduler>(devices.size(), options.frames_on_devices);
     last_end_ns.assign(devices.size(), 0);
     stats = detail::FrameStatistics(capacity());
-    // One workspace more per device than it holds frames: whole frames that a failed device
-    // leaves to another may take it past its share (submit()).
+    // As many workspaces per device as frames may be on the devices, and one more: whole frames
+    // that a failed device leaves to another may take it past its share, up to every frame
+    // (feed_whole_frame()). A workspace makes its buffers when first used.
     executor = std::make_unique<detail::BandExecutor>(devices, lowered, options.schedule,
-                                                      options.frames_on_devices + 1);
+                                                      capacity() + 1);
     failed.assign(devices.size(), false);
     share_sum.assign(devices.size(), 0.0);
     for (const auto& dev : devices.devices()) {
@@ -237,7 +269,26 @@ struct Pipeline::Impl {
   // Frame `f` to device `d` whole, in the lowest of its workspaces that no frame holds.
   void give_whole_frame(InFlight& f, std::size_t d);
   void compile(PixelFormat input);
-  void enqueue_frame(InFlight& f);
+  // What holds every device's queues for one thread: the gate exclusive, every device's lock.
+  struct Exclusive {
+    std::unique_lock<std::shared_mutex> gate;
+    std::vector<std::unique_lock<std::mutex>> devices;
+  };
+  Exclusive exclusive();
+  // Wraps `input` and `output` in the context of every device that shares the host's memory,
+  // before threads that enqueue look the wrappers up.
+  void bind_frames(const Frame& input, const Frame& output);
+  // Enqueues every band of `f`; throws DeviceFailure, or Error for a program that does not
+  // build, once what it enqueued has ended. With `held` (exclusive()), one band after another;
+  // else each device's band on its own thread under its lock, the first here.
+  void enqueue_frame(InFlight& f, bool held);
+  // One device's band of `f`, its lock held: throws as enqueue_frame().
+  void enqueue_band(InFlight& f, std::size_t d, bool tell_host_wrote);
+  // Device `d`'s thread: enqueues whole frame `f` (on another device if `d` failed meanwhile)
+  // and marks it enqueued, or failed with `f.error`.
+  void feed_whole_frame(InFlight& f);
+  // Waits for what `f` enqueued and unmaps it; without `held`, under each device's lock.
+  void drain(InFlight& f, bool held);
   void wait_frame(InFlight& f);
   static void measure_frame(InFlight& f);
   void finish_frame(InFlight& f);
@@ -282,8 +333,7 @@ std::size_t Pipeline::Impl::pick_device(std::unique_lock<std::mutex>& lock) {
 }
 
 std::size_t Pipeline::Impl::pick_device_again(const InFlight& f) const {
-  // pick() leaves each device at most frames_on_devices frames: one more still finds a
-  // workspace of its own.
+  // Each device has a workspace for every frame that may be on the devices, and one more.
   const std::vector<int> h = held(&f);
   std::size_t best = kEveryDevice;
   for (std::size_t d = 0; d < devices.size(); ++d) {
@@ -297,7 +347,7 @@ void Pipeline::Impl::give_whole_frame(InFlight& f, std::size_t d) {
   // The lowest workspace none of the device's frames holds: the fewest buffers in turn, so that
   // one frame at a time reuses the same ones as in bands (1080p saturation on the H100 took 5%
   // longer a frame cycling through four).
-  std::vector<bool> held_slot(static_cast<std::size_t>(options.frames_on_devices) + 1, false);
+  std::vector<bool> held_slot(static_cast<std::size_t>(capacity()) + 1, false);
   for (const InFlight& g : in_flight) {
     if (&g != &f && (g.device == d || g.device == kEveryDevice)) held_slot[g.slot] = true;
   }
@@ -315,53 +365,146 @@ void Pipeline::Impl::compile(PixelFormat input) {
   executor->replanned();
 }
 
-void Pipeline::Impl::enqueue_frame(InFlight& f) {
+Pipeline::Impl::Exclusive Pipeline::Impl::exclusive() {
+  Exclusive held{std::unique_lock(gate), {}};
+  for (std::size_t d = 0; d < devices.size(); ++d) held.devices.emplace_back(device_mutex[d]);
+  return held;
+}
+
+void Pipeline::Impl::bind_frames(const Frame& input, const Frame& output) {
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    if (!devices[d].info().host_unified_memory) continue;
+    executor->frame_buffer(input, devices[d], CL_MEM_READ_ONLY);
+    executor->frame_buffer(output, devices[d], CL_MEM_READ_WRITE);
+  }
+}
+
+void Pipeline::Impl::enqueue_frame(InFlight& f, bool held) {
   const std::size_t n = devices.size();
   f.bounds = band_boundaries(f.input->height(), f.fractions, 1);
   f.events.assign(n, {});
-  f.after.clear();
+  f.after.assign(n, {});
   f.stats_rows.assign(n, {});
 
   // GPUs first: they have the longest way from enqueue to running. Devices that compute while
   // being enqueued go last, or the others would wait for them (quirks.hpp).
-  std::vector<std::size_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
+  std::vector<std::size_t> order;
+  for (std::size_t d = 0; d < n; ++d) {
+    if (f.bounds[d + 1] > f.bounds[d]) order.push_back(d);
+  }
   auto rank = [&](std::size_t d) {
     const DeviceInfo& info = devices[d].info();
     return info.type == DeviceType::gpu ? 0 : detail::runs_kernels_at_enqueue(info) ? 2 : 1;
   };
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return rank(a) < rank(b); });
-  std::set<int> synced;
+  // The host wrote the input frame: each context that shares its memory is told once.
+  std::vector<bool> tell(n, false);
+  std::set<int> told;
   for (std::size_t d : order) {
-    const Range band{f.bounds[d], f.bounds[d + 1]};
-    if (band.empty()) continue;
-    Device& device = devices[d];
-    std::optional<DeviceFailure> failed;
+    tell[d] = devices[d].info().host_unified_memory && told.insert(devices[d].context_index()).second;
+  }
+
+  std::vector<std::exception_ptr> errors(n);
+  auto band = [&](std::size_t d) {
     try {
-      if (device.info().host_unified_memory && synced.insert(device.context_index()).second) {
-        // The host wrote the input frame: tell the context once (no copy happens there).
-        executor->host_wrote(device, *f.input);
-      }
-      executor->enqueue(d, f.slot, *f.input, *f.output, band, f.events[d], f.after, f.stats_rows[d],
-                        f.collect_stats);
-      device.upload_queue().flush();
-      device.queue().flush();
-      device.download_queue().flush();
-    } catch (const Error& e) {
-      if (e.status() == CL_BUILD_PROGRAM_FAILURE) {
-        // A source that does not compile fails on every device alike: no failover.
-        f.drain();
-        throw;
-      }
-      failed = DeviceFailure{d, e};
-    } catch (const cl::Error& e) {
-      failed = failure(d, e, "enqueuing its band");
+      std::unique_lock<std::mutex> lock;
+      if (!held) lock = std::unique_lock(device_mutex[d]);
+      enqueue_band(f, d, tell[d]);
+    } catch (...) {
+      errors[d] = std::current_exception();
     }
-    if (failed) {
-      f.drain();
-      throw *failed;
+  };
+  if (held || order.size() < 2) {
+    for (std::size_t d : order) {
+      band(d);
+      if (errors[d]) break;
     }
+  } else {
+    // Every band at once: the others on their devices' threads, the first (a GPU's) here.
+    bind_frames(*f.input, *f.output);
+    std::mutex done_mutex;
+    std::condition_variable done;
+    std::size_t others = order.size() - 1;
+    for (std::size_t i = 1; i < order.size(); ++i) {
+      feeders.post(order[i], [&, d = order[i]] {
+        band(d);
+        std::lock_guard lock(done_mutex);  // held while notifying: this frame outlives it
+        if (--others == 0) done.notify_one();
+      });
+    }
+    band(order.front());
+    std::unique_lock lock(done_mutex);
+    done.wait(lock, [&] { return others == 0; });
+  }
+  // A program that does not build fails on every device alike: no failover.
+  std::exception_ptr first;
+  for (std::size_t d : order) {
+    if (!errors[d]) continue;
+    if (!first || is_device_failure(first)) first = errors[d];
+  }
+  if (first) {
+    drain(f, held);
+    std::rethrow_exception(first);
+  }
+}
+
+void Pipeline::Impl::enqueue_band(InFlight& f, std::size_t d, bool tell_host_wrote) {
+  Device& device = devices[d];
+  const Range band{f.bounds[d], f.bounds[d + 1]};
+  try {
+    if (tell_host_wrote) executor->host_wrote(device, *f.input);
+    executor->enqueue(d, f.slot, *f.input, *f.output, band, f.events[d], f.after[d],
+                      f.stats_rows[d], f.collect_stats);
+    device.upload_queue().flush();
+    device.queue().flush();
+    device.download_queue().flush();
+  } catch (const Error& e) {
+    if (e.status() == CL_BUILD_PROGRAM_FAILURE) throw;
+    throw DeviceFailure{d, e};
+  } catch (const cl::Error& e) {
+    throw failure(d, e, "enqueuing its band");
+  }
+}
+
+void Pipeline::Impl::feed_whole_frame(InFlight& f) {
+  std::shared_lock shared(gate);
+  std::unique_lock<std::mutex> args;
+  if (f.collect_stats) args = std::unique_lock(args_mutex);
+  std::unique_lock lock(mutex);
+  for (;;) {
+    // Its device may have failed since the frame was given to it.
+    if (failed[f.device]) give_whole_frame(f, pick_device_again(f));
+    if (f.collect_stats) stats.apply_for(passes, f.ticket);
+    lock.unlock();
+    std::optional<DeviceFailure> failed_on;
+    try {
+      enqueue_frame(f, false);
+    } catch (const DeviceFailure& e) {
+      failed_on = e;
+    } catch (...) {
+      f.error = std::current_exception();
+    }
+    lock.lock();
+    if (!failed_on) break;
+    try {
+      fail_device(*failed_on);  // throws when no device is left
+    } catch (...) {
+      f.error = std::current_exception();
+      break;
+    }
+  }
+  f.enqueued = true;
+  completed.notify_all();
+}
+
+void Pipeline::Impl::drain(InFlight& f, bool held) {
+  f.wait_all();
+  for (std::size_t d = 0; d < f.after.size(); ++d) {
+    if (f.after[d].empty()) continue;
+    std::unique_lock<std::mutex> lock;
+    if (!held) lock = std::unique_lock(device_mutex[d]);
+    f.run_after(d);
   }
 }
 
@@ -371,7 +514,7 @@ void Pipeline::Impl::wait_frame(InFlight& f) {
       f.events[d].wait();
     } catch (const cl::Error& e) {
       const DeviceFailure failed = failure(d, e, "running its band");
-      f.wait_all();  // its unmaps wait for the failover, which holds enqueue_mutex
+      f.wait_all();  // its unmaps wait for the failover, which holds every device's lock
       throw failed;
     }
   }
@@ -379,9 +522,9 @@ void Pipeline::Impl::wait_frame(InFlight& f) {
 
 // The part of completing a frame that reads only the frame's own events and partials: done
 // without the mutex, so that a thread submitting the next frame is not held up by it. It
-// enqueues nothing: the unmaps wait for finish_frame (unmapping here, beside a submit() on the
-// same queues, deadlocked PoCL 3.1's basic device inside clEnqueueNDRangeKernel, most videos with
-// tonemap under POCL_DEVICES="pthread basic").
+// enqueues nothing: the unmaps are made under their devices' locks (unmapping beside a submit()
+// on the same queues deadlocked PoCL 3.1's basic device inside clEnqueueNDRangeKernel, most
+// videos with tonemap under POCL_DEVICES="pthread basic").
 void Pipeline::Impl::measure_frame(InFlight& f) {
   const std::size_t n = f.events.size();
   f.times.assign(n, {});
@@ -421,14 +564,15 @@ void Pipeline::Impl::finish_frame(InFlight& f) {
 
 void Pipeline::Impl::run_now(InFlight& f) {
   f.device = kEveryDevice;  // in bands, whatever it was given before
+  f.error = nullptr;
   for (;;) {
     f.fractions = policy->fractions();
     try {
-      enqueue_frame(f);
+      enqueue_frame(f, true);
       wait_frame(f);
       break;
     } catch (const DeviceFailure& failed) {
-      f.drain();  // its callers hold enqueue_mutex
+      f.drain();  // its callers hold every device's lock
       fail_device(failed);
     }
   }
@@ -441,6 +585,14 @@ void Pipeline::Impl::complete_oldest(std::unique_lock<std::mutex>& lock) {
   if (f.waited || !f.enqueued) {
     completed.wait(lock);  // another thread completes it, or is still enqueuing it
     return;
+  }
+  if (f.error) {
+    // Its device's thread could not enqueue it anywhere (and waited for what it had started).
+    const std::exception_ptr error = f.error;
+    in_flight.pop_front();
+    if (in_flight.empty()) report.wall_ms += elapsed_ms(busy_since);
+    completed.notify_all();
+    std::rethrow_exception(error);
   }
   f.waited = true;
   std::optional<DeviceFailure> failed;
@@ -458,9 +610,14 @@ void Pipeline::Impl::complete_oldest(std::unique_lock<std::mutex>& lock) {
   } catch (const DeviceFailure& e) {
     failed = e;
   }
-  // Its unmaps (finish_frame), and a redo of the frames on the devices, enqueue: no submit()
-  // beside them.
-  std::unique_lock enqueuing(enqueue_mutex);
+  // Its unmaps, under their devices' locks; a redo of the frames on the devices, with nothing
+  // enqueued beside it.
+  std::optional<Exclusive> held;
+  if (failed || unmeasured) {
+    held = exclusive();
+  } else {
+    drain(f, false);
+  }
   lock.lock();
   try {
     if (unmeasured) std::rethrow_exception(unmeasured);
@@ -472,7 +629,7 @@ void Pipeline::Impl::complete_oldest(std::unique_lock<std::mutex>& lock) {
       for (InFlight& g : in_flight) {
         if (on_devices(g)) g.drain();
       }
-      fail_device(*failed);
+      fail_device(*failed);  // a frame given to it and not enqueued yet goes to another
       for (InFlight& g : in_flight) {
         if (on_devices(g)) run_now(g);
       }
@@ -487,6 +644,11 @@ void Pipeline::Impl::complete_oldest(std::unique_lock<std::mutex>& lock) {
       in_flight.pop_front();
     }
   } catch (...) {
+    if (!held) {
+      lock.unlock();
+      held = exclusive();
+      lock.lock();
+    }
     for (InFlight& g : in_flight) {
       if (g.enqueued) g.drain();
     }
@@ -553,6 +715,8 @@ void Pipeline::Impl::note(const std::vector<std::string>& lines) {
 
 void Pipeline::Impl::fail_device(const DeviceFailure& f) {
   // Take the device out of the split; the caller redoes its rows on the others. Never silently.
+  // (Frames enqueued on their devices' threads may find it failed already.)
+  if (failed[f.device]) return;
   const auto& info = devices[f.device].info();
   const std::string line = "device " + info.id + " (" + info.name +
                            ") failed and left the split: " + f.error.what();
@@ -687,7 +851,16 @@ Pipeline::Pipeline(DeviceSet& devices, Graph graph, PipelineOptions options)
 }
 
 Pipeline::~Pipeline() {
-  for (InFlight& f : impl_->in_flight) f.drain();
+  Impl& m = *impl_;
+  {
+    // Whole frames still on their devices' threads are enqueued first.
+    std::unique_lock lock(m.mutex);
+    m.completed.wait(lock, [&] {
+      return std::all_of(m.in_flight.begin(), m.in_flight.end(),
+                         [](const InFlight& f) { return f.enqueued; });
+    });
+  }
+  for (InFlight& f : m.in_flight) f.drain();
   try {
     impl_->save_split();
   } catch (...) {
@@ -747,10 +920,10 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
   const bool prepass = stats_passes > 0 && m.stats.empty();
   if (prepass || m.chunk_rows > 0) {
     // Run now, with nothing else on the devices. No frame can join them meanwhile (one thread
-    // submits), so the enqueue lock, taken in its order, finds none either.
+    // submits), so the devices' locks, taken in their order, find none either.
     m.complete_all(lock);
     lock.unlock();
-    std::lock_guard enqueuing(m.enqueue_mutex);
+    const Impl::Exclusive held = m.exclusive();
     lock.lock();
     const auto start = std::chrono::steady_clock::now();
     const std::size_t runs = prepass ? stats_passes + 1 : 1;
@@ -800,9 +973,6 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
     while (m.in_flight.size() >= static_cast<std::size_t>(depth)) m.complete_oldest(lock);
   }
   const auto start = std::chrono::steady_clock::now();
-  // Every frame before ticket - capacity() has completed: the statistics it runs with do not
-  // depend on timing.
-  m.stats.apply_for(m.passes, ticket);
   // The frame takes its place in line now and is enqueued without the mutex: a thread waiting
   // for the frames before completes them meanwhile (and waits for this one until it is on the
   // devices). References into the deque stay valid: frames leave it only at its front, and
@@ -822,23 +992,37 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
   f.collect_stats = stats_passes > 0;
   f.overlapped = overlapped;
   f.submitted = start;
+
+  if (device != kEveryDevice) {
+    // Its device's thread enqueues it, after the frames given to that device before; this
+    // thread goes on to the next frame. A failure is thrown by whoever completes the frame.
+    lock.unlock();
+    m.bind_frames(input, output);
+    if (m.devices.size() == 1) {
+      m.feed_whole_frame(f);  // no thread to hand it to
+    } else {
+      m.feeders.post(device, [&m, &f] { m.feed_whole_frame(f); });
+    }
+    return ticket;
+  }
+
+  // Every frame before ticket - capacity() has completed: the statistics it runs with do not
+  // depend on timing.
+  m.stats.apply_for(m.passes, ticket);
   lock.unlock();
   {
-    std::lock_guard enqueuing(m.enqueue_mutex);
+    std::shared_lock shared(m.gate);
     try {
       for (;;) {
-        if (f.device == kEveryDevice) {
-          lock.lock();
-          f.fractions = m.policy->fractions();
-          lock.unlock();
-        }
+        lock.lock();
+        f.fractions = m.policy->fractions();
+        lock.unlock();
         try {
-          m.enqueue_frame(f);
+          m.enqueue_frame(f, false);
           break;
         } catch (const DeviceFailure& failed) {
           lock.lock();
           m.fail_device(failed);  // throws when no device is left
-          if (f.device != kEveryDevice) m.give_whole_frame(f, m.pick_device_again(f));
           lock.unlock();
         }
       }

@@ -1,0 +1,193 @@
+// Each device is fed by a host thread of its own (issue 13): the bands of one frame are enqueued
+// on their devices at once, and a whole frame given to one device does not hold up submit().
+// What happens is made by a test filter whose enqueue waits for the others, not left to the
+// machine's speed; bounds on waits only keep a serial executor from hanging the suite.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "device_feeders.hpp"
+#include "test_support.hpp"
+
+namespace tandem {
+namespace {
+
+constexpr auto kSafety = std::chrono::seconds(60);
+
+// What the test filter's enqueue does.
+struct Script {
+  enum class Mode { copy, meet, hold, unbuildable } mode = Mode::copy;
+  std::mutex mutex;
+  std::condition_variable changed;
+  int expected = 0;     // meet: enqueues that must be under way at once
+  int arrived = 0;      // meet: enqueues begun
+  bool all_met = true;  // meet: every enqueue saw the others begin before it ended
+  std::set<std::thread::id> threads;  // meet: where the enqueues ran
+  bool released = false;              // hold: the test let the enqueue go on
+  bool held_too_long = false;         // hold: the enqueue gave up waiting
+
+  void reset(Mode m, int expect = 0) {
+    std::lock_guard lock(mutex);
+    mode = m;
+    expected = expect;
+    arrived = 0;
+    all_met = true;
+    threads.clear();
+    released = false;
+    held_too_long = false;
+  }
+  void release() {
+    std::lock_guard lock(mutex);
+    released = true;
+    changed.notify_all();
+  }
+  void before_enqueue() {
+    std::unique_lock lock(mutex);
+    switch (mode) {
+      case Mode::copy: return;
+      case Mode::meet:
+        ++arrived;
+        threads.insert(std::this_thread::get_id());
+        changed.notify_all();
+        if (!changed.wait_for(lock, kSafety, [&] { return arrived >= expected; })) all_met = false;
+        return;
+      case Mode::hold:
+        if (!changed.wait_for(lock, kSafety, [&] { return released; })) held_too_long = true;
+        return;
+      case Mode::unbuildable:
+        throw Error(CL_BUILD_PROGRAM_FAILURE, "clBuildProgram", "building t_scripted");
+    }
+  }
+} g_script;
+
+// Copies its input (a stencil-style filter: it has its own enqueue) after what g_script says.
+class Scripted final : public Filter {
+ public:
+  void enqueue(BandContext& ctx, std::span<const DeviceImage> inputs,
+               const DeviceImage& output) const override {
+    g_script.before_enqueue();
+    const DeviceImage& in = inputs[0];
+    const std::size_t row_bytes = static_cast<std::size_t>(ctx.frame_width()) * 4;
+    for (int y = ctx.y0(); y < ctx.y1(); ++y) {
+      ctx.queue().enqueueCopyBuffer(in.buffer, output.buffer, (y - in.first_row) * in.pitch,
+                                    (y - output.first_row) * output.pitch, row_bytes);
+    }
+  }
+  void reference(std::span<const Frame* const> inputs, Frame& output) const override {
+    for (int y = 0; y < output.height(); ++y) {
+      std::memcpy(output.row(y), inputs[0]->row(y), static_cast<std::size_t>(output.width()) * 4);
+    }
+  }
+};
+
+FilterSpec describe_scripted() {
+  return {.name = "t_scripted",
+          .help = "copies its input; its enqueue does what the test scripts",
+          .make = [](const Params&) { return std::make_unique<Scripted>(); }};
+}
+TANDEM_REGISTER_FILTER(describe_scripted);
+
+bool same_pixels(const Frame& a, const Frame& b) {
+  for (int y = 0; y < a.height(); ++y) {
+    if (std::memcmp(a.row(y), b.row(y), static_cast<std::size_t>(a.width()) * 4) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+PipelineOptions with_split(std::string split) {
+  PipelineOptions o;
+  o.split = std::move(split);
+  o.persist_split = false;
+  return o;
+}
+
+TEST(DeviceFeeders, RunEachDevicesJobsInOrderOnAThreadOfItsOwn) {
+  std::vector<std::vector<int>> ran(2);
+  std::vector<std::set<std::thread::id>> threads(2);
+  {
+    detail::DeviceFeeders feeders(2);
+    for (int i = 0; i < 100; ++i) {
+      for (std::size_t d = 0; d < 2; ++d) {
+        feeders.post(d, [&, d, i] {
+          ran[d].push_back(i);
+          threads[d].insert(std::this_thread::get_id());
+        });
+      }
+    }
+  }  // runs what was posted, then stops
+  for (std::size_t d = 0; d < 2; ++d) {
+    ASSERT_EQ(ran[d].size(), 100u);
+    for (int i = 0; i < 100; ++i) EXPECT_EQ(ran[d][i], i);
+    ASSERT_EQ(threads[d].size(), 1u);
+    EXPECT_NE(*threads[d].begin(), std::this_thread::get_id());
+  }
+  EXPECT_NE(*threads[0].begin(), *threads[1].begin());
+}
+
+TEST(Feeding, TheBandsOfOneFrameAreEnqueuedAtOnce) {
+  const auto ids = test::device_ids();
+  if (ids.size() < 2) GTEST_SKIP() << "needs two OpenCL devices";
+  DeviceSet set = DeviceSet::open("all");
+  std::string split = "static:";
+  for (std::size_t d = 0; d < set.size(); ++d) split += d ? ",1" : "1";  // a band each
+  Pipeline pipeline(set, Graph::parse("t_scripted"), with_split(split));
+  const Frame input = test::random_frame(96, 64, PixelFormat::rgba8, 5);
+  Frame output;
+  for (int frame = 0; frame < 3; ++frame) {
+    g_script.reset(Script::Mode::meet, static_cast<int>(set.size()));
+    pipeline.process(input, output);
+    EXPECT_TRUE(g_script.all_met) << "frame " << frame << ": a band waited for another's enqueue";
+    EXPECT_EQ(g_script.threads.size(), set.size()) << "frame " << frame;
+    EXPECT_TRUE(same_pixels(output, input)) << "frame " << frame;
+  }
+  g_script.reset(Script::Mode::copy);
+}
+
+TEST(Feeding, SubmitDoesNotWaitForAWholeFramesEnqueue) {
+  const auto ids = test::device_ids();
+  if (ids.size() < 2) GTEST_SKIP() << "needs two OpenCL devices";
+  DeviceSet set = DeviceSet::open("all");
+  Pipeline pipeline(set, Graph::parse("t_scripted"), with_split("frames"));
+  const Frame input = test::random_frame(96, 64, PixelFormat::rgba8, 6);
+  Frame output;
+  g_script.reset(Script::Mode::hold);
+  const std::uint64_t ticket = pipeline.submit(input, output);  // returns with it held
+  g_script.release();
+  pipeline.wait(ticket);
+  EXPECT_FALSE(g_script.held_too_long) << "submit() waited for the frame's enqueue";
+  EXPECT_TRUE(same_pixels(output, input));
+  g_script.reset(Script::Mode::copy);
+}
+
+TEST(Feeding, AWholeFrameThatCannotBeEnqueuedFailsItsWait) {
+  const auto ids = test::device_ids();
+  if (ids.size() < 2) GTEST_SKIP() << "needs two OpenCL devices";
+  DeviceSet set = DeviceSet::open("all");
+  Pipeline pipeline(set, Graph::parse("t_scripted"), with_split("frames"));
+  const Frame input = test::random_frame(96, 64, PixelFormat::rgba8, 7);
+  Frame output;
+  g_script.reset(Script::Mode::unbuildable);
+  const std::uint64_t ticket = pipeline.submit(input, output);
+  try {
+    pipeline.wait(ticket);
+    ADD_FAILURE() << "wait() returned for a frame that was never enqueued";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), CL_BUILD_PROGRAM_FAILURE);
+  }
+  // No device left the run for it, and the next frame runs.
+  g_script.reset(Script::Mode::copy);
+  EXPECT_TRUE(pipeline.report().fallbacks.empty());
+  pipeline.process(input, output);
+  EXPECT_TRUE(same_pixels(output, input));
+}
+
+}  // namespace
+}  // namespace tandem
