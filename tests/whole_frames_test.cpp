@@ -3,6 +3,7 @@
 // and however the frames were timed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <set>
@@ -152,6 +153,13 @@ TEST(WholeFrames, AutoTakesWholeFramesOnceFramesQueueUp) {
   for (Frame& o : outs) tickets.push_back(p.submit(in, o));
   p.wait(tickets.back());
   EXPECT_EQ(p.report().scheduler, n > 1 ? "frames" : "bands");
+  if (n > 1) {
+    // The bands before predict each device's whole frames: no device starts with a blind probe.
+    const auto& lines = p.report().decisions;
+    EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& line) {
+      return line.find("predicted at") != std::string::npos;
+    }));
+  }
   for (const Frame& o : outs) {
     EXPECT_TRUE(test::within(
         o, want,

@@ -3,6 +3,7 @@
 #include "frame_scheduler.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 
@@ -17,6 +18,12 @@ constexpr std::size_t kWindow = 5;  // frames whose medians predict a device
 constexpr int kAgainFrames = 64;
 constexpr double kAgainMs = 1000;
 constexpr double kBudget = 0.01;
+// The guard: frames per measurement, the margin every device must win by, trials of the way
+// that lost after 256 frames, doubling to 8192 while it keeps losing.
+constexpr std::size_t kGuardFrames = 32;
+constexpr double kMargin = 0.03;
+constexpr int kFirstGap = 256;
+constexpr int kLastGap = 8192;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -45,15 +52,35 @@ bool FrameScheduler::due_again(const Device& d, double now_ms) const {
          explored_ms_ + cost <= kBudget * (now_ms - started_ms_);
 }
 
+std::size_t FrameScheduler::best() const {
+  std::size_t b = devices_.size();
+  for (std::size_t d = 0; d < devices_.size(); ++d) {
+    const Device& dev = devices_[d];
+    if (dev.removed || !dev.measured()) continue;
+    if (b == devices_.size() || median(dev.intervals) < median(devices_[b].intervals)) b = d;
+  }
+  return b;
+}
+
+void FrameScheduler::go(Way way, std::string why) {
+  way_ = way;
+  settle_ = depth_ * static_cast<int>(devices_.size());
+  window_.clear();
+  decisions_.push_back(std::move(why));
+}
+
 std::optional<std::size_t> FrameScheduler::pick(std::span<const int> held, double now_ms) {
   if (started_ms_ < 0) started_ms_ = now_ms;
   std::optional<std::size_t> best;
   double best_finish = std::numeric_limits<double>::infinity();
   bool left = false;
+  // The best device alone: the others take only the frames that measure them again.
+  const std::size_t alone = way_ == Way::best ? this->best() : devices_.size();
   for (std::size_t d = 0; d < devices_.size(); ++d) {
     const Device& dev = devices_[d];
     if (dev.removed) continue;
     left = true;
+    if (alone < devices_.size() && d != alone && !due_again(dev, now_ms)) continue;
     double t = 0;
     if (!dev.measured() || due_again(dev, now_ms)) {
       if (held[d] > 0) continue;  // measured one frame at a time
@@ -77,11 +104,21 @@ std::optional<std::size_t> FrameScheduler::pick(std::span<const int> held, doubl
     explored_ms_ += median(chosen.latencies);
     chosen.intervals.clear();
     chosen.latencies.clear();
+    // Its frame is neither way's: the guard measures again after it.
+    window_.clear();
+    settle_ = depth_ * static_cast<int>(devices_.size());
   }
   for (Device& dev : devices_) ++dev.skipped;
   chosen.skipped = 0;
   chosen.last_start_ms = now_ms;
   return best;
+}
+
+void FrameScheduler::seed(std::size_t d, const FrameTiming& timing) {
+  Device& dev = devices_[d];
+  if (dev.measured() || timing.interval <= 0) return;
+  dev.intervals = {timing.interval};
+  dev.latencies = {std::max(timing.latency, 0.0)};
 }
 
 void FrameScheduler::observe(std::size_t d, const FrameTiming& timing) {
@@ -90,6 +127,75 @@ void FrameScheduler::observe(std::size_t d, const FrameTiming& timing) {
   if (dev.observed++ == 0) return;
   keep_latest(dev.intervals, std::max(timing.interval, 1e-6));
   keep_latest(dev.latencies, std::max(timing.latency, 0.0));
+}
+
+void FrameScheduler::left(double now_ms) {
+  ++since_judged_;
+  if (settle_ > 0) {
+    --settle_;  // a frame of the way before
+    return;
+  }
+  // The frames of devices not measured yet (their first ones) say nothing of either way.
+  int live = 0;
+  for (const Device& d : devices_) {
+    if (d.removed) continue;
+    if (!d.measured()) return;
+    ++live;
+  }
+  if (live < 2) return;
+  window_.push_back(now_ms);
+  if (window_.size() > kGuardFrames + 1) window_.erase(window_.begin());
+  if (window_.size() < kGuardFrames + 1) return;
+  const double mean = (window_.back() - window_.front()) / static_cast<double>(kGuardFrames);
+  char line[160];
+  if (!judged_ && !trial_) {
+    // Every device measured: now the best alone, against it.
+    incumbent_ms_ = mean;
+    trial_ = true;
+    std::snprintf(line, sizeof line,
+                  "whole frames: every device %.3g ms a frame; trying the best alone (device %zu)",
+                  mean, best());
+    go(Way::best, line);
+    return;
+  }
+  if (trial_) {
+    const double every_ms = way_ == Way::every ? mean : incumbent_ms_;
+    const double best_ms = way_ == Way::best ? mean : incumbent_ms_;
+    const Way winner = every_ms < best_ms * (1 - kMargin) ? Way::every : Way::best;
+    if (judged_) {
+      if (winner != way_) {
+        // The trial lost: what it cost over the way before counts against the budget.
+        explored_ms_ += std::max(0.0, (mean - incumbent_ms_) * kGuardFrames);
+        trial_gap_ = std::min(trial_gap_ * 2, kLastGap);
+      } else {
+        trial_gap_ = kFirstGap;
+      }
+    }
+    // What trying the way that lost again is predicted to cost.
+    last_loss_ms_ = std::abs(every_ms - best_ms) * kGuardFrames;
+    judged_ = true;
+    trial_ = false;
+    since_judged_ = 0;
+    std::snprintf(line, sizeof line,
+                  "whole frames: every device %.3g ms a frame, the best alone (device %zu) %.3g: "
+                  "%s",
+                  every_ms, best(), best_ms,
+                  winner == Way::every ? "every device" : "the best alone");
+    if (winner != way_) {
+      go(winner, line);
+    } else {
+      decisions_.push_back(line);
+    }
+    return;
+  }
+  if (since_judged_ >= trial_gap_ &&
+      explored_ms_ + last_loss_ms_ <= kBudget * (now_ms - started_ms_)) {
+    incumbent_ms_ = mean;
+    trial_ = true;
+    go(way_ == Way::every ? Way::best : Way::every,
+       way_ == Way::every ? "whole frames: trying the best device alone again"
+                          : "whole frames: trying every device again");
+  }
 }
 
 void FrameScheduler::remove(std::size_t d) {

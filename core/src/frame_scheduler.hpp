@@ -2,7 +2,9 @@
 // Whole frames per device, for streams: each frame goes to the device that is predicted to
 // finish it first, from what that device's recent frames took. No halos, no synchronisation
 // between devices; the frames leave the pipeline in order all the same (its frames in flight are
-// its reorder buffer).
+// its reorder buffer). Predictions miss what devices cost each other (a CPU reading frames slows
+// a GPU's copies from the same memory), so a guard measures what the host sees: the time
+// between frames leaving with every device, against the best device alone, and keeps the faster.
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -35,8 +37,23 @@ class FrameScheduler {
   /// time until it has been; one left out for long is measured again now and then, within a
   /// budget of 1% of the wall time.
   std::optional<std::size_t> pick(std::span<const int> held, double now_ms);
+  /// Starts device `d`, not measured yet, from `timing` (what its band of a frame before
+  /// predicts a whole frame takes), so that its first frame is not a blind probe: a device
+  /// predicted slower than waiting for the others takes none. Its first frame of its own is still
+  /// warm-up.
+  void seed(std::size_t d, const FrameTiming& timing);
   /// Device `d` completed a frame that pick() gave it.
   void observe(std::size_t d, const FrameTiming& timing);
+  /// A frame left the pipeline at wall time `now_ms` (frames leave in order). Once every device
+  /// is measured, the guard compares the mean time between frames leaving over 32 frames with
+  /// every device taking frames, and with only the best (the highest rate) taking them; every
+  /// device stays only while it is 3% faster. The way that lost is tried again after 256
+  /// frames, doubling to 8192 while it keeps losing, and only while the trials that lost and
+  /// the one about to run (predicted from the last verdict) cost at most 1% of the wall time.
+  /// A device's frame measuring it again restarts the measurement.
+  void left(double now_ms);
+  /// Whether every device takes frames (false: the best alone, and those measured again).
+  bool every_device() const { return way_ == Way::every; }
   /// Device `d` failed: it takes no more frames.
   void remove(std::size_t d);
   /// The frames per millisecond each device is predicted to sustain (0: not measured or
@@ -58,12 +75,26 @@ class FrameScheduler {
   double finish(const Device& d, int held) const;
   // Whether `d`, left out for long, should be measured again (its estimate may be stale).
   bool due_again(const Device& d, double now_ms) const;
+  // The measured device of the highest rate; devices_.size() when none is measured.
+  std::size_t best() const;
+  enum class Way { every, best };
+  void go(Way way, std::string why);
 
   std::vector<Device> devices_;
   int depth_;
   double explored_ms_ = 0;  // what measuring left-out devices again has cost
   std::vector<std::string> decisions_;
   double started_ms_ = -1;  // wall time of the first pick
+  // The guard.
+  Way way_ = Way::every;
+  bool judged_ = false;         // both ways measured once
+  bool trial_ = false;          // the way now is on trial against `incumbent_ms_`
+  double incumbent_ms_ = 0;     // the mean time between frames of the way tried against
+  int settle_ = 0;              // frames to let leave before measuring (those of the way before)
+  std::vector<double> window_;  // when the frames measured in this way left
+  int since_judged_ = 0;        // frames left since the last verdict
+  int trial_gap_ = 256;         // frames between trials
+  double last_loss_ms_ = 0;     // what the way that lost cost over the other, a window long
 };
 
 }  // namespace tandem::detail

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <exception>
@@ -164,6 +165,7 @@ struct Pipeline::Impl {
   bool frames_mode = false;  // whole frames from now on
   std::unique_ptr<detail::FrameScheduler> frame_scheduler;
   std::vector<cl_ulong> last_end_ns;        // per device, its last whole frame's end
+  std::vector<double> band_ms_per_row;      // per device, from its last band (0: none yet)
   int frames_learned = 0;  // frames the bands policy observed (a split worth saving)
   detail::Plan lowered;  // the graph's passes; the names below are its parts
   std::vector<std::unique_ptr<Filter>>& filters = lowered.filters;
@@ -239,6 +241,7 @@ struct Pipeline::Impl {
     frame_scheduler =
         std::make_unique<detail::FrameScheduler>(devices.size(), options.frames_on_devices);
     last_end_ns.assign(devices.size(), 0);
+    band_ms_per_row.assign(devices.size(), 0.0);
     stats = detail::FrameStatistics(capacity());
     // As many workspaces per device as frames may be on the devices, and one more: whole frames
     // that a failed device leaves to another may take it past its share, up to every frame
@@ -641,6 +644,10 @@ void Pipeline::Impl::complete_oldest(std::unique_lock<std::mutex>& lock) {
                       .count();
       last_done = done;
       finish_frame(f);
+      if (f.device != kEveryDevice && !f.prepass) {
+        frame_scheduler->left(std::chrono::duration<double, std::milli>(done - born).count());
+        note(frame_scheduler->take_decisions());
+      }
       in_flight.pop_front();
     }
   } catch (...) {
@@ -689,6 +696,7 @@ void Pipeline::Impl::learn(const std::vector<DeviceTimes>& times, bool overlappe
   std::vector<BandTiming> timings(times.size());
   for (std::size_t d = 0; d < times.size(); ++d) {
     timings[d] = {times[d].rows, times[d].cost(overlapped), !failed[d]};
+    if (times[d].rows > 0) band_ms_per_row[d] = times[d].total() / times[d].rows;
   }
   policy->observe(timings, wall_ms);
   report.learned_split = policy->state();
@@ -960,10 +968,23 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
     m.complete_all(lock);  // frames in bands hold a workspace on every device
     m.frames_mode = true;
     m.report.scheduler = "frames";
-    m.note({m.whole_frames == WholeFrames::always
-                ? "whole frames per device (split frames)"
-                : "whole frames per device from here on: a frame came while another was on the "
-                  "devices"});
+    std::vector<std::string> lines{
+        m.whole_frames == WholeFrames::always
+            ? "whole frames per device (split frames)"
+            : "whole frames per device from here on: a frame came while another was on the "
+              "devices"};
+    // What the devices' bands took predicts their whole frames (high, the band's fixed costs
+    // spread over fewer rows): a device far slower than the others takes no probe frame.
+    for (std::size_t d = 0; d < m.devices.size(); ++d) {
+      const double ms = m.band_ms_per_row[d] * input.height();
+      if (ms <= 0) continue;
+      m.frame_scheduler->seed(d, {ms, ms});
+      char line[96];
+      std::snprintf(line, sizeof line, "device %zu predicted at %.3g ms a frame from its band", d,
+                    ms);
+      lines.push_back(line);
+    }
+    m.note(lines);
   }
   const int depth = m.options.frames_on_devices;
   std::size_t device = kEveryDevice;
