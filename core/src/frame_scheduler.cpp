@@ -148,14 +148,28 @@ void FrameScheduler::left(double now_ms) {
   if (window_.size() < kGuardFrames + 1) return;
   const double mean = (window_.back() - window_.front()) / static_cast<double>(kGuardFrames);
   char line[160];
-  if (!judged_ && !trial_) {
-    // Every device measured: now the best alone, against it.
-    incumbent_ms_ = mean;
-    trial_ = true;
+  if (!judged_) {
+    // Every device measured: against the best one alone, as its own frames predict it.
+    const std::size_t b = best();
+    const double alone_ms = median(devices_[b].intervals);
+    judged_ = true;
+    since_judged_ = 0;
+    last_loss_ms_ = std::abs(alone_ms - mean) * kGuardFrames;
+    if (mean >= alone_ms * (1 - kMargin)) {
+      std::snprintf(line, sizeof line,
+                    "whole frames: every device %.3g ms a frame, the best alone (device %zu) "
+                    "predicted %.3g: the best alone",
+                    mean, b, alone_ms);
+      go(Way::best, line);
+      return;
+    }
+    // Measuring the best alone costs what every device saves over it: once the budget allows.
+    since_judged_ = trial_gap_;
     std::snprintf(line, sizeof line,
-                  "whole frames: every device %.3g ms a frame; trying the best alone (device %zu)",
-                  mean, best());
-    go(Way::best, line);
+                  "whole frames: every device %.3g ms a frame, the best alone (device %zu) "
+                  "predicted %.3g: every device",
+                  mean, b, alone_ms);
+    decisions_.push_back(line);
     return;
   }
   if (trial_) {

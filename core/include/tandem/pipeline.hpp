@@ -21,8 +21,10 @@ struct PipelineOptions {
   ///    per device ("frames") from the first frame submit()ted while another is on the devices,
   ///    where throughput matters more than one frame's latency. One device: bands.
   ///  - "frames": each frame whole to one device, the one predicted to finish it first from what
-  ///    its recent frames took; frames still complete in order. A device slower than waiting for
-  ///    the best one takes none (it is measured again now and then, within 1% of the time).
+  ///    its recent frames took (at first, with "auto", from its bands); frames still complete in
+  ///    order. A device slower than waiting for the best one takes none (it is measured again now
+  ///    and then, within 1% of the time), and every device takes frames only while the time
+  ///    between frames leaving beats the best device alone by 3% (measured, within 1% too).
   ///  - "bands" (= "adaptive"), "static:F1,F2,...", "single": bands by that split policy (see
   ///    make_split_policy).
   ///  - "chunks:N": a shared queue of N-row chunks that each device takes from as it finishes
