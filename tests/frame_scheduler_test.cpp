@@ -104,6 +104,8 @@ TEST(FrameScheduler, TwoEqualDevicesShareTheStream) {
   std::vector<std::string> decisions;
   const auto r = sim.run(400, &decisions);
   for (const auto& line : decisions) std::cout << "  " << line << "\n";
+  // Twice as fast together as either alone: no frames spent measuring one alone.
+  for (const auto& line : decisions) EXPECT_EQ(line.find("trying"), std::string::npos) << line;
   const double ms = r.ms_per_frame(50, 400);
   std::cout << "two equal devices of 2 ms: " << ms << " ms a frame\n";
   EXPECT_LT(ms, 2.0 / 1.9);  // 1.9x one device
@@ -159,32 +161,17 @@ TEST(FrameScheduler, TheGuardKeepsTheBestDeviceAloneWhenEveryDeviceIsSlower) {
   std::cout << "GPU 1 ms + CPU 3.6 ms that halves the GPU's speed: " << ms << " ms a frame\n";
   for (const auto& line : decisions) std::cout << "  " << line << "\n";
   EXPECT_LE(ms, 1.0 * 1.02);  // the GPU alone, within the budget for trials
-  // The model's own prediction favours every device (the GPU's frames, slowed by the CPU's,
-  // predict it slow alone); every verdict that measured the GPU alone keeps it alone.
-  ASSERT_FALSE(decisions.empty());
-  EXPECT_NE(decisions.front().find("predicted"), std::string::npos);
+  // Every verdict keeps the GPU alone (the GPU's own frames, slowed by the CPU's, would predict
+  // it slower alone than every device together).
   int verdicts = 0;
   for (const auto& line : decisions) {
     const std::size_t colon = line.rfind(": ");
     if (line.find(", the best alone") == std::string::npos) continue;
-    if (line.find("predicted") != std::string::npos) continue;
     ++verdicts;
     EXPECT_EQ(line.substr(colon + 2), "the best alone") << line;
   }
   EXPECT_GE(verdicts, 2);
   EXPECT_GT(r.ms_per_frame(20, 40), 1.2);  // every device, before the first verdict
-}
-
-// Two equal devices beat either alone by the model's own prediction: no frames are spent
-// measuring one alone until the budget allows it (a short stream never does).
-TEST(FrameScheduler, TheGuardDoesNotMeasureTheBestAloneInAShortStreamThatEveryDeviceWins) {
-  StreamSim sim{{steady(2.0, 0.5), steady(2.0, 0.5)}};
-  std::vector<std::string> decisions;
-  const auto r = sim.run(1000, &decisions);
-  for (const auto& line : decisions) {
-    EXPECT_EQ(line.find("trying"), std::string::npos) << line;
-  }
-  EXPECT_LT(r.ms_per_frame(20, 1000), 2.0 / 1.9);
 }
 
 // A CPU whose band of a frame before predicts 20 ms a frame beside a GPU's 0.3 ms: it takes no

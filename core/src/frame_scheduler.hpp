@@ -45,15 +45,14 @@ class FrameScheduler {
   /// Device `d` completed a frame that pick() gave it.
   void observe(std::size_t d, const FrameTiming& timing);
   /// A frame left the pipeline at wall time `now_ms` (frames leave in order). Once every device
-  /// is measured, the guard measures the mean time between frames leaving over 32 frames with
-  /// every device taking frames. Where that does not beat the best device's (the highest
-  /// rate's) own frame interval by 3%, the best goes alone at once; otherwise every device goes
-  /// on, and the best alone is measured against it as soon as that fits the budget. From then
-  /// on every device stays only while it is 3% faster than the best alone measured; the way
-  /// that lost is tried again after 256 frames, doubling to 8192 while it keeps losing, and
-  /// only while the trials that lost and the one about to run (predicted from the last verdict)
-  /// cost at most 1% of the wall time. A device's frame measuring it again restarts the
-  /// measurement.
+  /// is measured, the guard compares the mean time between frames leaving over 32 frames with
+  /// every device taking frames, and then with only the best (the highest rate) taking them;
+  /// every device stays only while it is 3% faster. (Where every device takes at most 60% of the
+  /// best's fastest recent frame interval, the best alone is measured only once the budget
+  /// below allows it.) The way that lost is tried again after 256
+  /// frames, doubling to 8192 while it keeps losing, and only while the trials that lost and the
+  /// one about to run (predicted from the last verdict) cost at most 1% of the wall time. A
+  /// device's frame measuring it again restarts the measurement.
   void left(double now_ms);
   /// Whether every device takes frames (false: the best alone, and those measured again).
   bool every_device() const { return way_ == Way::every; }
@@ -90,7 +89,7 @@ class FrameScheduler {
   double started_ms_ = -1;  // wall time of the first pick
   // The guard.
   Way way_ = Way::every;
-  bool judged_ = false;         // every device measured once, and a way chosen
+  bool judged_ = false;         // both ways measured once
   bool trial_ = false;          // the way now is on trial against `incumbent_ms_`
   double incumbent_ms_ = 0;     // the mean time between frames of the way tried against
   int settle_ = 0;              // frames to let leave before measuring (those of the way before)

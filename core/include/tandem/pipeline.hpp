@@ -24,7 +24,8 @@ struct PipelineOptions {
   ///    its recent frames took (at first, with "auto", from its bands); frames still complete in
   ///    order. A device slower than waiting for the best one takes none (it is measured again now
   ///    and then, within 1% of the time), and every device takes frames only while the time
-  ///    between frames leaving beats the best device alone by 3% (measured, within 1% too).
+  ///    between frames leaving beats the best device alone by 3% (both measured once every
+  ///    device is, and again now and then within 1% of the time).
   ///  - "bands" (= "adaptive"), "static:F1,F2,...", "single": bands by that split policy (see
   ///    make_split_policy).
   ///  - "chunks:N": a shared queue of N-row chunks that each device takes from as it finishes
