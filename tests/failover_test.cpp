@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <cstring>
 #include <mutex>
 #include <numeric>
 
@@ -71,17 +70,10 @@ class FailOn final : public Filter {
     if (failing) {
       throw Error(CL_OUT_OF_RESOURCES, "clEnqueueNDRangeKernel", "running t_fail_on");
     }
-    const DeviceImage& in = inputs[0];
-    const std::size_t row_bytes = static_cast<std::size_t>(ctx.frame_width()) * 4;
-    for (int y = ctx.y0(); y < ctx.y1(); ++y) {
-      ctx.queue().enqueueCopyBuffer(in.buffer, output.buffer, (y - in.first_row) * in.pitch,
-                                    (y - output.first_row) * output.pitch, row_bytes);
-    }
+    test::enqueue_row_copies(ctx, inputs[0], output);
   }
   void reference(std::span<const Frame* const> inputs, Frame& output) const override {
-    for (int y = 0; y < output.height(); ++y) {
-      std::memcpy(output.row(y), inputs[0]->row(y), static_cast<std::size_t>(output.width()) * 4);
-    }
+    test::copy_rgba8(*inputs[0], output);
   }
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <sstream>
 
@@ -125,6 +126,20 @@ std::string error_of(const std::function<void()>& f) {
     return e.what();
   }
   return "(no error)";
+}
+
+void enqueue_row_copies(BandContext& ctx, const DeviceImage& input, const DeviceImage& output) {
+  const std::size_t row_bytes = static_cast<std::size_t>(ctx.frame_width()) * 4;
+  for (int y = ctx.y0(); y < ctx.y1(); ++y) {
+    ctx.queue().enqueueCopyBuffer(input.buffer, output.buffer, (y - input.first_row) * input.pitch,
+                                  (y - output.first_row) * output.pitch, row_bytes);
+  }
+}
+
+void copy_rgba8(const Frame& input, Frame& output) {
+  for (int y = 0; y < output.height(); ++y) {
+    std::memcpy(output.row(y), input.row(y), static_cast<std::size_t>(output.width()) * 4);
+  }
 }
 
 }  // namespace tandem::test

@@ -57,4 +57,10 @@ inline const std::vector<Size> kAwkwardSizes = {{1, 1}, {3, 7}, {64, 64}, {1921,
 /// The message of the tandem::Error `f` throws, or "(no error)".
 std::string error_of(const std::function<void()>& f);
 
+/// Enqueues copies of the rows of `ctx`'s band from `input` to `output` (RGBA8), one command a
+/// row: what the suites' test filters that copy their input enqueue.
+void enqueue_row_copies(BandContext& ctx, const DeviceImage& input, const DeviceImage& output);
+/// Copies the RGBA8 pixels of `input` into `output`: those filters' host reference.
+void copy_rgba8(const Frame& input, Frame& output);
+
 }  // namespace tandem::test
