@@ -177,6 +177,21 @@ TEST_F(ImageIo, PixelLimitIsCheckedFromTheHeaderBeforeDecoding) {
   }
 }
 
+// OpenEXR allocates what a header attribute claims before reading it: a claim past the end of
+// the file is refused before OpenCV sees the file (an 888-byte file once asked for 2 GB).
+TEST_F(ImageIo, AnOpenExrAttributeClaimingMoreThanTheFileIsRefused) {
+  Bytes b = read_file(sample("a.exr"));
+  const std::size_t at = find(b, std::string("compression\0compression\0", 24));
+  put_le(b, at + 24, 2128478213u, 4);
+  const fs::path path = dir_ / "damaged.exr";
+  write_file(path, b);
+  const std::string message = error_of([&] { read_image(path); });
+  EXPECT_NE(message.find("OpenEXR header is damaged"), std::string::npos) << message;
+  EXPECT_NE(message.find("'compression' claims 2128478213 bytes"), std::string::npos) << message;
+  // The file as written reads.
+  EXPECT_EQ(read_image(sample("b.exr")).width(), 64);
+}
+
 TEST_F(ImageIo, DefaultLimitRefusesAPngClaiming30000x30000) {
   Bytes b = read_file(sample("a.png"));
   b.resize(33);

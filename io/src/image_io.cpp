@@ -227,6 +227,44 @@ std::optional<ImageSize> exr_size(const std::vector<char>& b) {
   return std::nullopt;
 }
 
+// OpenEXR reads each header attribute into memory of the size the attribute declares, before
+// any check: a damaged 888-byte file made it allocate 2 GB for one string (fuzz/regressions/
+// image). The header's attributes (every part's, for multi-part files) must fit in the file; the
+// first that does not is described, or nothing is when they all do.
+std::optional<std::string> exr_attribute_past_the_end(const std::vector<char>& b) {
+  if (!starts_with(b, "\x76\x2f\x31\x01") || b.size() < 8) return std::nullopt;
+  const bool multi_part = le32(b, 4) & 0x1000;
+  std::size_t i = 8;
+  for (;;) {  // one header, or each part's until an empty one
+    bool first = true;
+    for (;;) {
+      const auto name_end = std::find(b.begin() + i, b.end(), '\0');
+      if (name_end == b.end()) return std::nullopt;  // cut short: OpenCV says it is damaged
+      const std::string name(b.begin() + i, name_end);
+      i = name_end - b.begin() + 1;
+      if (name.empty()) {
+        if (first && multi_part) return std::nullopt;  // the empty header ends the parts
+        break;
+      }
+      first = false;
+      const auto type_end = std::find(b.begin() + i, b.end(), '\0');
+      if (type_end == b.end() || type_end - b.begin() + 5 > static_cast<std::ptrdiff_t>(b.size())) {
+        return std::nullopt;
+      }
+      i = type_end - b.begin() + 1;
+      const std::uint64_t size = le32(b, i);
+      i += 4;
+      if (size > b.size() - i) {
+        return "its OpenEXR header is damaged: attribute '" + name.substr(0, 64) + "' claims " +
+               std::to_string(size) + " bytes, and " + std::to_string(b.size() - i) +
+               " are left in the file";
+      }
+      i += size;
+    }
+    if (!multi_part) return std::nullopt;
+  }
+}
+
 std::optional<ImageSize> size_from_header(const std::vector<char>& b) {
   for (auto sniff : {png_size, jpeg_size, bmp_size, radiance_size, tiff_size, exr_size}) {
     if (auto size = sniff(b)) return size;
@@ -280,6 +318,9 @@ Frame read_image(const fs::path& path, std::size_t row_alignment, std::uint64_t 
   // OpenCV's own limit (OPENCV_IO_MAX_IMAGE_PIXELS) is read once when it loads, and allocates
   // the whole image before the first row is decoded: check the header's claim first.
   if (const auto size = size_from_header(bytes)) check_pixel_limit(path, *size, max_pixels);
+  if (const auto damage = exr_attribute_past_the_end(bytes)) {
+    throw Error("cannot read '" + path.string() + "': " + *damage);
+  }
   if (taken_for_dicom(bytes)) {
     throw Error("cannot read '" + path.string() +
                 "': not a supported image, or the file is truncated or corrupt");
