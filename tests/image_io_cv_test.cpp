@@ -66,6 +66,11 @@ void write_file(const fs::path& path, const Bytes& bytes) {
 void put_be(Bytes& b, std::size_t at, std::uint32_t v, int n) {
   for (int i = 0; i < n; ++i) b[at + i] = static_cast<char>(v >> (8 * (n - 1 - i)));
 }
+std::uint32_t le32(const Bytes& b, std::size_t at) {
+  std::uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(b[at + i]);
+  return v;
+}
 void put_le(Bytes& b, std::size_t at, std::uint32_t v, int n) {
   for (int i = 0; i < n; ++i) b[at + i] = static_cast<char>(v >> (8 * i));
 }
@@ -187,9 +192,23 @@ TEST_F(ImageIo, AnOpenExrAttributeClaimingMoreThanTheFileIsRefused) {
   write_file(path, b);
   const std::string message = error_of([&] { read_image(path); });
   EXPECT_NE(message.find("OpenEXR header is damaged"), std::string::npos) << message;
-  EXPECT_NE(message.find("'compression' claims 2128478213 bytes"), std::string::npos) << message;
+  EXPECT_NE(message.find("'compression' (compression) claims 2128478213 bytes"), std::string::npos)
+      << message;
   // The file as written reads.
   EXPECT_EQ(read_image(sample("b.exr")).width(), 64);
+}
+
+// OpenEXR reads a channel list to its end whatever the attribute claims: a list longer than its
+// claim is refused (an 82-byte file once made OpenEXR allocate 1.9 GB past it).
+TEST_F(ImageIo, AnOpenExrChannelListLongerThanItsClaimIsRefused) {
+  Bytes b = read_file(sample("a.exr"));
+  const std::size_t at = find(b, std::string("channels\0chlist\0", 16));
+  put_le(b, at + 16, static_cast<std::uint32_t>(le32(b, at + 16) - 1), 4);
+  const fs::path path = dir_ / "damaged.exr";
+  write_file(path, b);
+  const std::string message = error_of([&] { read_image(path); });
+  EXPECT_NE(message.find("'channels' (chlist) claims"), std::string::npos) << message;
+  EXPECT_NE(message.find("its value takes more"), std::string::npos) << message;
 }
 
 TEST_F(ImageIo, DefaultLimitRefusesAPngClaiming30000x30000) {

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -227,37 +228,91 @@ std::optional<ImageSize> exr_size(const std::vector<char>& b) {
   return std::nullopt;
 }
 
-// OpenEXR reads each header attribute into memory of the size the attribute declares, before
-// any check: a damaged 888-byte file made it allocate 2 GB for one string (fuzz/regressions/
-// image). The header's attributes (every part's, for multi-part files) must fit in the file; the
-// first that does not is described, or nothing is when they all do.
-std::optional<std::string> exr_attribute_past_the_end(const std::vector<char>& b) {
+// OpenEXR reads each header attribute into memory of the size the attribute claims, or of what
+// its value says (a channel list read to its end, a preview's width x height), before any check:
+// damaged files of 82 and 888 bytes made it allocate 1.9 and 2 GB (fuzz/regressions/image).
+// Every attribute (every part's, for multi-part files) must fit in the file and, for the types
+// OpenEXR reads by their own rules, take exactly the bytes it claims; the first that does not is
+// described, or nothing is when all do (a header cut short is left to OpenCV to refuse).
+std::optional<std::string> exr_damage(const std::vector<char>& b) {
   if (!starts_with(b, "\x76\x2f\x31\x01") || b.size() < 8) return std::nullopt;
+  static const std::map<std::string_view, std::uint64_t> fixed = {{"box2i", 16},
+                                                                  {"box2f", 16},
+                                                                  {"v2i", 8},
+                                                                  {"v2f", 8},
+                                                                  {"v2d", 16},
+                                                                  {"v3i", 12},
+                                                                  {"v3f", 12},
+                                                                  {"v3d", 24},
+                                                                  {"m33f", 36},
+                                                                  {"m33d", 72},
+                                                                  {"m44f", 64},
+                                                                  {"m44d", 128},
+                                                                  {"int", 4},
+                                                                  {"float", 4},
+                                                                  {"double", 8},
+                                                                  {"compression", 1},
+                                                                  {"lineOrder", 1},
+                                                                  {"envmap", 1},
+                                                                  {"deepImageState", 1},
+                                                                  {"chromaticities", 32},
+                                                                  {"keycode", 28},
+                                                                  {"timecode", 8},
+                                                                  {"rational", 8},
+                                                                  {"tiledesc", 9}};
   const bool multi_part = le32(b, 4) & 0x1000;
+  // A string ending in a zero byte at `i`, and the index after it; none when cut short.
+  auto read_name = [&](std::size_t& i) -> std::optional<std::string> {
+    const auto end = std::find(b.begin() + static_cast<std::ptrdiff_t>(i), b.end(), '\0');
+    if (end == b.end()) return std::nullopt;
+    std::string name(b.begin() + static_cast<std::ptrdiff_t>(i), end);
+    i = static_cast<std::size_t>(end - b.begin()) + 1;
+    return name;
+  };
+  // The bytes a value of `type` at `at` takes by OpenEXR's own reading; none where it reads
+  // what the attribute claims.
+  auto own_size = [&](const std::string& type, std::size_t at,
+                      std::uint64_t claimed) -> std::optional<std::uint64_t> {
+    if (const auto it = fixed.find(type); it != fixed.end()) return it->second;
+    if (type == "preview") {
+      if (claimed < 8) return std::uint64_t(8);
+      return 8 + std::uint64_t(le32(b, at)) * le32(b, at + 4) * 4;
+    }
+    if (type == "chlist") {
+      std::size_t i = at;
+      for (;;) {  // name, then 16 bytes, until an empty name
+        if (i >= at + claimed) return std::uint64_t(claimed) + 1;  // runs past its claim
+        const auto name = read_name(i);
+        if (!name) return std::uint64_t(claimed) + 1;
+        if (name->empty()) return std::uint64_t(i - at);
+        i += 16;
+      }
+    }
+    return std::nullopt;
+  };
   std::size_t i = 8;
   for (;;) {  // one header, or each part's until an empty one
     bool first = true;
     for (;;) {
-      const auto name_end = std::find(b.begin() + i, b.end(), '\0');
-      if (name_end == b.end()) return std::nullopt;  // cut short: OpenCV says it is damaged
-      const std::string name(b.begin() + i, name_end);
-      i = name_end - b.begin() + 1;
-      if (name.empty()) {
+      const auto name = read_name(i);
+      if (!name) return std::nullopt;
+      if (name->empty()) {
         if (first && multi_part) return std::nullopt;  // the empty header ends the parts
         break;
       }
       first = false;
-      const auto type_end = std::find(b.begin() + i, b.end(), '\0');
-      if (type_end == b.end() || type_end - b.begin() + 5 > static_cast<std::ptrdiff_t>(b.size())) {
-        return std::nullopt;
-      }
-      i = type_end - b.begin() + 1;
+      const auto type = read_name(i);
+      if (!type || i + 4 > b.size()) return std::nullopt;
       const std::uint64_t size = le32(b, i);
       i += 4;
+      const std::string what = "its OpenEXR header is damaged: attribute '" + name->substr(0, 64) +
+                               "' (" + type->substr(0, 32) + ") claims " + std::to_string(size) +
+                               " bytes";
       if (size > b.size() - i) {
-        return "its OpenEXR header is damaged: attribute '" + name.substr(0, 64) + "' claims " +
-               std::to_string(size) + " bytes, and " + std::to_string(b.size() - i) +
-               " are left in the file";
+        return what + ", and " + std::to_string(b.size() - i) + " are left in the file";
+      }
+      if (const auto own = own_size(*type, i, size); own && *own != size) {
+        return what + ", and its value takes " + (*own > size ? "more" : "fewer");
       }
       i += size;
     }
@@ -318,7 +373,7 @@ Frame read_image(const fs::path& path, std::size_t row_alignment, std::uint64_t 
   // OpenCV's own limit (OPENCV_IO_MAX_IMAGE_PIXELS) is read once when it loads, and allocates
   // the whole image before the first row is decoded: check the header's claim first.
   if (const auto size = size_from_header(bytes)) check_pixel_limit(path, *size, max_pixels);
-  if (const auto damage = exr_attribute_past_the_end(bytes)) {
+  if (const auto damage = exr_damage(bytes)) {
     throw Error("cannot read '" + path.string() + "': " + *damage);
   }
   if (taken_for_dicom(bytes)) {
