@@ -127,14 +127,10 @@ struct InFlight {
   // A whole frame's commands on its device's clock: the first queued, the last ended.
   cl_ulong first_queued_ns = 0, last_end_ns = 0;
 
-  // Its unmaps on device `d`, or on every device: by a thread holding their devices' locks.
+  // Its unmaps on device `d`: by a thread holding that device's lock (Impl::unmap()).
   void run_after(std::size_t d) {
-    if (d >= after.size()) return;
     for (auto& f : after[d]) f();
     after[d].clear();
-  }
-  void run_after() {
-    for (std::size_t d = 0; d < after.size(); ++d) run_after(d);
   }
   // What it started must end before a failure leaves it, or a redo reuses its buffers.
   void wait_all() const {
@@ -145,11 +141,6 @@ struct InFlight {
         // Its own failure, if any, is reported when it runs again.
       }
     }
-  }
-  // The same, and its unmaps: by a thread holding every device's lock (Impl::exclusive()).
-  void drain() {
-    wait_all();
-    run_after();
   }
 };
 
@@ -290,7 +281,10 @@ struct Pipeline::Impl {
   // Device `d`'s thread: enqueues whole frame `f` (on another device if `d` failed meanwhile)
   // and marks it enqueued, or failed with `f.error`.
   void feed_whole_frame(InFlight& f);
-  // Waits for what `f` enqueued and unmaps it; without `held`, under each device's lock.
+  // Unmaps what `f` mapped; without `held` (exclusive()), under each device's lock.
+  void unmap(InFlight& f, bool held);
+  // Waits for what `f` enqueued, then unmaps it: before a failure leaves it, or a redo reuses
+  // its buffers.
   void drain(InFlight& f, bool held);
   void wait_frame(InFlight& f);
   static void measure_frame(InFlight& f);
@@ -503,6 +497,10 @@ void Pipeline::Impl::feed_whole_frame(InFlight& f) {
 
 void Pipeline::Impl::drain(InFlight& f, bool held) {
   f.wait_all();
+  unmap(f, held);
+}
+
+void Pipeline::Impl::unmap(InFlight& f, bool held) {
   for (std::size_t d = 0; d < f.after.size(); ++d) {
     if (f.after[d].empty()) continue;
     std::unique_lock<std::mutex> lock;
@@ -554,7 +552,7 @@ void Pipeline::Impl::measure_frame(InFlight& f) {
 }
 
 void Pipeline::Impl::finish_frame(InFlight& f) {
-  f.run_after();
+  unmap(f, true);  // its callers hold every device's lock, or unmapped it already
   if (f.collect_stats) stats.combine(f.stats_sums, pixels(*f.input), f.smooth, f.ticket);
   if (f.prepass) return;
   record(f.ticket, f.fractions, f.times);
@@ -575,7 +573,7 @@ void Pipeline::Impl::run_now(InFlight& f) {
       wait_frame(f);
       break;
     } catch (const DeviceFailure& failed) {
-      f.drain();  // its callers hold every device's lock
+      drain(f, true);  // its callers hold every device's lock
       fail_device(failed);
     }
   }
@@ -619,7 +617,7 @@ void Pipeline::Impl::complete_oldest(std::unique_lock<std::mutex>& lock) {
   if (failed || unmeasured) {
     held = exclusive();
   } else {
-    drain(f, false);
+    unmap(f, false);  // its events completed above
   }
   lock.lock();
   try {
@@ -630,7 +628,7 @@ void Pipeline::Impl::complete_oldest(std::unique_lock<std::mutex>& lock) {
       // enqueued yet stays: it will be, with the split that is left.
       auto on_devices = [](const InFlight& g) { return g.enqueued; };
       for (InFlight& g : in_flight) {
-        if (on_devices(g)) g.drain();
+        if (on_devices(g)) drain(g, true);
       }
       fail_device(*failed);  // a frame given to it and not enqueued yet goes to another
       for (InFlight& g : in_flight) {
@@ -657,7 +655,7 @@ void Pipeline::Impl::complete_oldest(std::unique_lock<std::mutex>& lock) {
       lock.lock();
     }
     for (InFlight& g : in_flight) {
-      if (g.enqueued) g.drain();
+      if (g.enqueued) drain(g, true);
     }
     while (!in_flight.empty() && in_flight.front().enqueued) in_flight.pop_front();
     if (in_flight.empty()) report.wall_ms += elapsed_ms(busy_since);
@@ -868,7 +866,7 @@ Pipeline::~Pipeline() {
                          [](const InFlight& f) { return f.enqueued; });
     });
   }
-  for (InFlight& f : m.in_flight) f.drain();
+  for (InFlight& f : m.in_flight) m.drain(f, true);  // no other thread is left
   try {
     impl_->save_split();
   } catch (...) {

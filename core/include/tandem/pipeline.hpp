@@ -116,9 +116,9 @@ class Pipeline {
   /// run frame N with the statistics of the frames up to N - capacity(), smoothed, so that a
   /// frame's output depends neither on timing nor on which device ran which frame. submit() and
   /// wait() may be called from two threads (a feeding and a draining one); process() is submit()
-  /// then wait(). With whole frames on two devices or more, a frame is enqueued by its device's
-  /// own thread after submit() returns; an error doing so (a program that does not build on any
-  /// device, every device failed) is thrown by the wait() or submit() that completes the frame.
+  /// then wait(). With whole frames, an error enqueuing a frame (a program that does not build,
+  /// every device failed) is thrown by the wait() or submit() that completes the frame: on two
+  /// devices or more, its device's own thread enqueues it after submit() returns.
   std::uint64_t submit(const Frame& input, Frame& output);
   /// Waits until the frame of `ticket` (and every frame submitted before it) is in its output;
   /// returns at once for a completed ticket. A device that fails leaves the split and the frames
