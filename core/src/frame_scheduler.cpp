@@ -175,7 +175,7 @@ void FrameScheduler::left(double now_ms) {
     trial_ = true;
     std::snprintf(line, sizeof line,
                   "whole frames: every device %.3g ms a frame; trying the best alone (device %zu)",
-                  mean, best());
+                  mean, b);
     go(Way::best, line);
     return;
   }

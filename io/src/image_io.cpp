@@ -194,27 +194,30 @@ std::optional<ImageSize> tiff_size(const std::vector<char>& b) {
   return ImageSize{*width, *height};
 }
 
+// An OpenEXR header's name or type at `i`, ended by a zero byte, moving `i` past it; none when
+// the file ends first.
+std::optional<std::string_view> exr_string(const std::vector<char>& b, std::size_t& i) {
+  const auto end = std::find(b.begin() + static_cast<std::ptrdiff_t>(i), b.end(), '\0');
+  if (end == b.end()) return std::nullopt;
+  const std::string_view out(&b[i], static_cast<std::size_t>(end - b.begin()) - i);
+  i = static_cast<std::size_t>(end - b.begin()) + 1;
+  return out;
+}
+
 // OpenEXR (single part): the header's dataWindow attribute, a box2i of xmin, ymin, xmax, ymax.
 std::optional<ImageSize> exr_size(const std::vector<char>& b) {
   if (!starts_with(b, "\x76\x2f\x31\x01") || b.size() < 8) return std::nullopt;
   const auto flags = le32(b, 4);
   if (flags & (0x800 | 0x1000)) return std::nullopt;  // deep data or multi-part
   std::size_t i = 8;
-  auto read_name = [&](std::string_view& out) {
-    const auto end = std::find(b.begin() + i, b.end(), '\0');
-    if (end == b.end()) return false;
-    out = std::string_view(&b[i], end - (b.begin() + i));
-    i = end - b.begin() + 1;
-    return true;
-  };
   while (i < b.size()) {
-    std::string_view name, type;
-    if (!read_name(name) || name.empty() || !read_name(type) || i + 4 > b.size()) {
-      return std::nullopt;
-    }
+    const auto name = exr_string(b, i);
+    if (!name || name->empty()) return std::nullopt;
+    const auto type = exr_string(b, i);
+    if (!type || i + 4 > b.size()) return std::nullopt;
     const std::uint64_t size = le32(b, i);
     i += 4;
-    if (name == "dataWindow" && type == "box2i" && size == 16 && i + 16 <= b.size()) {
+    if (*name == "dataWindow" && *type == "box2i" && size == 16 && i + 16 <= b.size()) {
       const auto s = [&](std::size_t at) {
         return std::int64_t(std::int32_t(std::uint32_t(le32(b, at))));
       };
@@ -261,17 +264,9 @@ std::optional<std::string> exr_damage(const std::vector<char>& b) {
                                                                   {"rational", 8},
                                                                   {"tiledesc", 9}};
   const bool multi_part = le32(b, 4) & 0x1000;
-  // A string ending in a zero byte at `i`, and the index after it; none when cut short.
-  auto read_name = [&](std::size_t& i) -> std::optional<std::string> {
-    const auto end = std::find(b.begin() + static_cast<std::ptrdiff_t>(i), b.end(), '\0');
-    if (end == b.end()) return std::nullopt;
-    std::string name(b.begin() + static_cast<std::ptrdiff_t>(i), end);
-    i = static_cast<std::size_t>(end - b.begin()) + 1;
-    return name;
-  };
   // The bytes a value of `type` at `at` takes by OpenEXR's own reading; none where it reads
   // what the attribute claims.
-  auto own_size = [&](const std::string& type, std::size_t at,
+  auto own_size = [&](std::string_view type, std::size_t at,
                       std::uint64_t claimed) -> std::optional<std::uint64_t> {
     if (const auto it = fixed.find(type); it != fixed.end()) return it->second;
     if (type == "preview") {
@@ -282,7 +277,7 @@ std::optional<std::string> exr_damage(const std::vector<char>& b) {
       std::size_t i = at;
       for (;;) {  // name, then 16 bytes, until an empty name
         if (i >= at + claimed) return std::uint64_t(claimed) + 1;  // runs past its claim
-        const auto name = read_name(i);
+        const auto name = exr_string(b, i);
         if (!name) return std::uint64_t(claimed) + 1;
         if (name->empty()) return std::uint64_t(i - at);
         i += 16;
@@ -294,20 +289,20 @@ std::optional<std::string> exr_damage(const std::vector<char>& b) {
   for (;;) {  // one header, or each part's until an empty one
     bool first = true;
     for (;;) {
-      const auto name = read_name(i);
+      const auto name = exr_string(b, i);
       if (!name) return std::nullopt;
       if (name->empty()) {
         if (first && multi_part) return std::nullopt;  // the empty header ends the parts
         break;
       }
       first = false;
-      const auto type = read_name(i);
+      const auto type = exr_string(b, i);
       if (!type || i + 4 > b.size()) return std::nullopt;
       const std::uint64_t size = le32(b, i);
       i += 4;
-      const std::string what = "its OpenEXR header is damaged: attribute '" + name->substr(0, 64) +
-                               "' (" + type->substr(0, 32) + ") claims " + std::to_string(size) +
-                               " bytes";
+      const std::string what =
+          "its OpenEXR header is damaged: attribute '" + std::string(name->substr(0, 64)) + "' (" +
+          std::string(type->substr(0, 32)) + ") claims " + std::to_string(size) + " bytes";
       if (size > b.size() - i) {
         return what + ", and " + std::to_string(b.size() - i) + " are left in the file";
       }
