@@ -186,6 +186,32 @@ TEST(FrameScheduler, ADeviceSeededSlowTakesNoProbeFrame) {
   EXPECT_GE(b.frames_on(1, 0, 2000), 2u);  // its warm-up frame and the one measuring it
 }
 
+// A CPU predicted (from its band of a frame before) to add a sixth to a GPU's rate: the GPU runs
+// alone from the start (what a CPU's frames cost a GPU beside it can exceed such a gain), every
+// device is tried once the 1% budget holds a trial, and the trial's gain is kept. (8 frames on
+// each device: with fewer, the CPU's frame would hold up the GPU's and it would take none.)
+TEST(FrameScheduler, ADevicePredictedToAddLittleIsTriedWithinTheBudget) {
+  StreamSim sim{{steady(0.3, 0.2), steady(2.0)}, 8, {{0.3, 0.5}, {2.0, 2.0}}};
+  std::vector<std::string> decisions;
+  const int frames = 40000;
+  const auto r = sim.run(frames, &decisions);
+  for (const auto& line : decisions) std::cout << "  " << line << "\n";
+  ASSERT_FALSE(decisions.empty());
+  EXPECT_NE(decisions.front().find("the best alone until the budget allows a trial"),
+            std::string::npos)
+      << decisions.front();
+  EXPECT_EQ(r.frames_on(1, 0, 1000), 0u);  // no window of every device up front
+  EXPECT_NE(
+      std::find(decisions.begin(), decisions.end(), "whole frames: trying every device again"),
+      decisions.end());
+  const double late = r.ms_per_frame(frames / 2, frames);
+  std::cout << "GPU 0.3 ms + CPU 2 ms: " << late << " ms a frame in the second half (ideal "
+            << 1 / (1 / 0.3 + 1 / 2.0) << ")\n";
+  EXPECT_LT(late, 0.3 * 0.93);
+  EXPECT_GT(r.frames_on(1, frames / 2, frames), 1000u);
+  EXPECT_LE(r.ms_per_frame(1, frames), 0.3);
+}
+
 TEST(FrameScheduler, ARemovedDeviceTakesNoFrames) {
   FrameScheduler s(2, 3);
   std::vector<int> held{0, 0};

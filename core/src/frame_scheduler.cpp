@@ -27,6 +27,12 @@ constexpr double kMargin = 0.03;
 constexpr double kObvious = 0.6;
 constexpr int kFirstGap = 256;
 constexpr int kLastGap = 8192;
+// Devices predicted to add less than a quarter to the best device's rate stay out until the
+// budget allows a trial: what they cost the best device (a CPU's frames slowed an H100's copies
+// from host memory by a fifth) can exceed that gain, and measuring it costs whole windows of
+// slower frames. Before a trial was measured, its cost is taken as a window of the best's frames
+// (the trial at half the best's rate).
+constexpr double kWorthTrying = 1.25;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -72,8 +78,39 @@ void FrameScheduler::go(Way way, std::string why) {
   decisions_.push_back(std::move(why));
 }
 
+void FrameScheduler::predict() {
+  for (const Device& d : devices_) {
+    if (!d.removed && !d.measured()) return;
+  }
+  predicted_ = true;
+  const std::size_t b = best();
+  if (b == devices_.size()) return;
+  // pick() gives a device a frame only while it would finish before the best device's frames in
+  // flight: one that cannot adds nothing.
+  const double alone = median(devices_[b].intervals);
+  double rate = 0;
+  for (const Device& d : devices_) {
+    if (d.removed) continue;
+    if (&d == &devices_[b] || median(d.latencies) < (depth_ + 1) * alone)
+      rate += 1 / median(d.intervals);
+  }
+  const double every = 1 / rate;
+  if (every * kWorthTrying > alone) {
+    judged_ = true;
+    since_judged_ = 0;
+    last_loss_ms_ = alone * kGuardFrames;
+    char line[160];
+    std::snprintf(line, sizeof line,
+                  "whole frames: every device predicted %.3g ms a frame, the best (device %zu) "
+                  "%.3g: the best alone until the budget allows a trial",
+                  every, b, alone);
+    go(Way::best, line);
+  }
+}
+
 std::optional<std::size_t> FrameScheduler::pick(std::span<const int> held, double now_ms) {
   if (started_ms_ < 0) started_ms_ = now_ms;
+  if (!predicted_) predict();
   std::optional<std::size_t> best;
   double best_finish = std::numeric_limits<double>::infinity();
   bool left = false;

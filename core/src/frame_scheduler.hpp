@@ -45,8 +45,10 @@ class FrameScheduler {
   /// Device `d` completed a frame that pick() gave it.
   void observe(std::size_t d, const FrameTiming& timing);
   /// A frame left the pipeline at wall time `now_ms` (frames leave in order). Once every device
-  /// is measured, the guard compares the mean time between frames leaving over 32 frames with
-  /// every device taking frames, and then with only the best (the highest rate) taking them;
+  /// is measured (or seeded), where every device is predicted to add less than a quarter to the
+  /// best's rate, the best alone takes the frames and every device waits for a trial the budget
+  /// below allows. Otherwise the guard compares the mean time between frames leaving over 32 frames
+  /// with every device taking frames, and then with only the best (the highest rate) taking them;
   /// every device stays only while it is 3% faster. (Where every device takes at most 60% of the
   /// best's fastest recent frame interval, the best alone is measured only once the budget
   /// below allows it.) The way that lost is tried again after 256
@@ -81,6 +83,9 @@ class FrameScheduler {
   std::size_t best() const;
   enum class Way { every, best };
   void go(Way way, std::string why);
+  // Once every device is measured or seeded: the best alone where every device is predicted to
+  // add little, every device otherwise.
+  void predict();
 
   std::vector<Device> devices_;
   int depth_;
@@ -89,7 +94,8 @@ class FrameScheduler {
   double started_ms_ = -1;  // wall time of the first pick
   // The guard.
   Way way_ = Way::every;
-  bool judged_ = false;         // both ways measured once
+  bool predicted_ = false;      // predict() decided the first way
+  bool judged_ = false;         // both ways measured once, or predict() chose the best alone
   bool trial_ = false;          // the way now is on trial against `incumbent_ms_`
   double incumbent_ms_ = 0;     // the mean time between frames of the way tried against
   int settle_ = 0;              // frames to let leave before measuring (those of the way before)
