@@ -57,6 +57,11 @@ TEST(RunReportJson, DescribesTheRunOnTheDevicesOpened) {
     for (const char* key : {"busy_ms", "upload_ms", "kernel_ms", "download_ms"}) {
       EXPECT_GE(dev.at(key).get<double>(), 0.0) << key;
     }
+    // One frame at a time, every band's fixed part is measured: no more than the host waited
+    // for the frames (the device's clock against the host's: a little slack).
+    EXPECT_EQ(dev.at("fixed_bands").get<int>(), 3);
+    EXPECT_GE(dev.at("fixed_ms").get<double>(), 0.0);
+    EXPECT_LE(dev.at("fixed_ms").get<double>(), 1.1 * report.wall_ms + 1.0);
     EXPECT_FALSE(dev.at("failed").get<bool>());
     shares += dev["share"].get<double>();
   }

@@ -1390,6 +1390,18 @@ int run_coexec(const Options& o, const Machine& machine) {
   }
   std::printf("; wall %.2f; overlap (sum of busy / wall) %.2f\n", wall, busy_sum / wall);
   std::printf("    (overlap near 1 with several devices busy: they ran one after another)\n");
+  std::printf("  fixed ms per band (from submission to its end, what its rows do not scale):");
+  for (std::size_t d = 0; d < report.devices.size(); ++d) {
+    const auto& now = report.devices[d];
+    const auto& before = co.warmed.devices[d];
+    const int bands = now.fixed_bands - before.fixed_bands;
+    if (bands > 0) {
+      std::printf("  %s %.3f", now.id.c_str(), (now.fixed_ms - before.fixed_ms) / bands);
+    } else {
+      std::printf("  %s -", now.id.c_str());
+    }
+  }
+  std::printf("\n");
   // The slowest frame and its split: a stall (a new band height, a device probed after sitting
   // out) shows here rather than in the median.
   const auto slowest =

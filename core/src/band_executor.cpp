@@ -1,6 +1,7 @@
 // One device's share of one frame (band_executor.hpp).
 #include "band_executor.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <map>
@@ -96,6 +97,13 @@ void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& o
   BandPlan& plan = band_plan(d, slot, input, output, band);
   const std::vector<Range>& need = plan.need;
   std::vector<DeviceImage>& images = plan.images;
+  int held = 0, halo = 0;
+  for (const Range& r : need) {
+    if (r.empty()) continue;
+    ++held;
+    halo += std::max(0, r.rows() - band.rows());
+  }
+  events.halo_rows = held ? static_cast<double>(halo) / held : 0.0;
 
   if (!need[0].empty()) {
     if (zero_copy) {

@@ -24,6 +24,9 @@ struct BandEvents {
   std::vector<cl::Event> upload;    ///< host to device
   std::vector<cl::Event> compute;   ///< kernels and copies between device buffers
   std::vector<cl::Event> download;  ///< device to host (or the mapping that makes rows visible)
+  /// Rows each of its images holds beyond the band's own rows (stencils' halos), a mean over
+  /// the images.
+  double halo_rows = 0;
 
   bool empty() const { return upload.empty() && compute.empty() && download.empty(); }
   void wait() const;

@@ -17,6 +17,8 @@
 #include <set>
 #include <shared_mutex>
 #include <thread>
+#include <tuple>
+#include <utility>
 
 #include "band_executor.hpp"
 #include "device_feeders.hpp"
@@ -67,6 +69,10 @@ struct DeviceTimes {
   double upload = 0;
   double compute = 0;
   double download = 0;
+  // A band's way one frame at a time, where measured: from the frame's submission to the
+  // host's beginning its enqueue (host clock), then from its first command queued to its last
+  // ended (the device's clock); and its halo rows (BandEvents::halo_rows).
+  double lead = 0, span = 0, halo = 0;
   double total() const { return upload + compute + download; }
   // What the device costs a frame: with frames overlapping, its three queues run at once and the
   // longest sets its pace; one frame at a time, they add up.
@@ -93,6 +99,19 @@ double busy_ms(const std::vector<cl::Event>& events) {
   return ns * 1e-6;
 }
 
+// When the first of a device's commands for a frame was queued and when its last ended, on the
+// device's clock; zeros when it has none. Its first command is the upload (or its first kernel
+// where memory is shared); its last ends the download queue, or the kernel queue where the
+// mapping is on it. (Two queries: at a fifth of a millisecond a frame, each costs the host
+// time.)
+std::pair<cl_ulong, cl_ulong> first_and_last(const BandEvents& e) {
+  const auto* first = !e.upload.empty() ? &e.upload : !e.compute.empty() ? &e.compute : nullptr;
+  const auto* last = !e.download.empty() ? &e.download : !e.compute.empty() ? &e.compute : first;
+  if (!first || !last) return {0, 0};
+  return {first->front().getProfilingInfo<CL_PROFILING_COMMAND_QUEUED>(),
+          last->back().getProfilingInfo<CL_PROFILING_COMMAND_END>()};
+}
+
 double pixels(const Frame& frame) {
   return static_cast<double>(frame.width()) * frame.height();
 }
@@ -112,6 +131,7 @@ struct InFlight {
   std::vector<double> fractions;
   std::vector<int> bounds;
   std::vector<BandEvents> events;  // per device
+  std::vector<std::chrono::steady_clock::time_point> enqueue_began;  // per device, for bands
   std::vector<std::vector<std::function<void()>>> after;  // per device: unmaps, once done
   std::vector<std::vector<detail::StatsRows>> stats_rows;
   bool enqueued = false;  // its commands are on the devices, or `error` says why they are not
@@ -380,6 +400,7 @@ void Pipeline::Impl::enqueue_frame(InFlight& f, bool held) {
   const std::size_t n = devices.size();
   f.bounds = band_boundaries(f.input->height(), f.fractions, 1);
   f.events.assign(n, {});
+  f.enqueue_began.assign(n, {});
   f.after.assign(n, {});
   f.stats_rows.assign(n, {});
 
@@ -449,6 +470,7 @@ void Pipeline::Impl::enqueue_frame(InFlight& f, bool held) {
 void Pipeline::Impl::enqueue_band(InFlight& f, std::size_t d, bool tell_host_wrote) {
   Device& device = devices[d];
   const Range band{f.bounds[d], f.bounds[d + 1]};
+  if (d < f.enqueue_began.size()) f.enqueue_began[d] = std::chrono::steady_clock::now();
   try {
     if (tell_host_wrote) executor->host_wrote(device, *f.input);
     executor->enqueue(d, f.slot, *f.input, *f.output, band, f.events[d], f.after[d],
@@ -533,17 +555,20 @@ void Pipeline::Impl::measure_frame(InFlight& f) {
     f.times[d] = {f.bounds[d + 1] - f.bounds[d], busy_ms(f.events[d].upload),
                   busy_ms(f.events[d].compute), busy_ms(f.events[d].download)};
   }
-  if (f.device != kEveryDevice) {
-    // Its first command is the upload (or its first kernel where memory is shared); its last
-    // ends the download queue, or the kernel queue where the mapping is on it. (Two queries: at
-    // a fifth of a millisecond a frame, each costs the host time.)
-    const BandEvents& e = f.events[f.device];
-    const auto* first = !e.upload.empty() ? &e.upload : !e.compute.empty() ? &e.compute : nullptr;
-    const auto* last = !e.download.empty() ? &e.download : !e.compute.empty() ? &e.compute : first;
-    if (first && last) {
-      f.first_queued_ns = first->front().getProfilingInfo<CL_PROFILING_COMMAND_QUEUED>();
-      f.last_end_ns = last->back().getProfilingInfo<CL_PROFILING_COMMAND_END>();
+  if (f.device == kEveryDevice && !f.overlapped) {
+    for (std::size_t d = 0; d < n; ++d) {
+      const BandEvents& e = f.events[d];
+      if (f.times[d].rows <= 0 || f.enqueue_began.size() != n) continue;
+      const auto [first_queued, last_end] = first_and_last(e);
+      if (last_end <= first_queued) continue;
+      f.times[d].lead =
+          std::chrono::duration<double, std::milli>(f.enqueue_began[d] - f.submitted).count();
+      f.times[d].span = ns_to_ms(last_end - first_queued);
+      f.times[d].halo = e.halo_rows;
     }
+  }
+  if (f.device != kEveryDevice) {
+    std::tie(f.first_queued_ns, f.last_end_ns) = first_and_last(f.events[f.device]);
   }
   f.stats_sums.clear();
   if (f.collect_stats) {
@@ -693,7 +718,16 @@ void Pipeline::Impl::learn(const std::vector<DeviceTimes>& times, bool overlappe
   if (!policy) return;
   std::vector<BandTiming> timings(times.size());
   for (std::size_t d = 0; d < times.size(); ++d) {
-    timings[d] = {times[d].rows, times[d].cost(overlapped), !failed[d]};
+    const DeviceTimes& t = times[d];
+    timings[d] = {t.rows, t.cost(overlapped), !failed[d]};
+    if (!overlapped && t.span > 0) {
+      // What the host waits for the band, and the part of it that its rows do not scale: the
+      // busy time spread over its rows and halo rows gives the time per row.
+      timings[d].ms = t.lead + t.span;
+      timings[d].fixed_ms = std::max(0.0, timings[d].ms - t.total() * t.rows / (t.rows + t.halo));
+      report.devices[d].fixed_ms += timings[d].fixed_ms;
+      ++report.devices[d].fixed_bands;
+    }
     if (times[d].rows > 0) band_ms_per_row[d] = times[d].total() / times[d].rows;
   }
   policy->observe(timings, wall_ms);

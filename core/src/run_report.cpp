@@ -26,6 +26,8 @@ std::string RunReport::to_json() const {
                             {"upload_ms", six_digits(d.upload_ms)},
                             {"kernel_ms", six_digits(d.kernel_ms)},
                             {"download_ms", six_digits(d.download_ms)},
+                            {"fixed_bands", d.fixed_bands},
+                            {"fixed_ms", six_digits(d.fixed_ms)},
                             {"failed", d.failed}});
   }
   j["split_trace"] = Json::array();

@@ -180,6 +180,8 @@ constexpr double kOverheadSigmas = 2;  // too large an overhead overshoots: take
 constexpr double kDeadBand = 0.015;    // predicted gains below 1.5% leave the fractions as they are
 constexpr double kLeaveGain = 0.01;    // a device saving less than 1% of the frame time leaves...
 constexpr double kJoinGain = 0.025;    // ...and comes back once it would save 2.5%
+constexpr double kKeepFixed = 0.5;     // a device whose fixed costs take over half its time leaves,
+constexpr double kJoinFixed = 1.0 / 3;  // and comes back once they would take a third
 constexpr int kProbeFirst = 8;         // frames before a device that left is probed,
 constexpr int kProbeMax = 64;          // doubling while the probes say it should stay out
 constexpr int kProbeRetries = 2 * kNewLevel;  // probes in a row that may give no usable sample
@@ -189,10 +191,13 @@ constexpr double kProbeShareMax = 0.125;
 struct Sample {
   double rows = 0;
   double ms = 0;
+  double fixed = -1;  // of ms, what the rows do not scale, where measured (BandTiming::fixed_ms)
 };
 
 // One device's time for a band: ms = overhead + rows * cost. The line goes through the smoothed
-// centroid of the accepted samples; the overhead comes from a regression over recent samples.
+// centroid of the accepted samples. The overhead is the smoothed fixed part the samples measured
+// where they all did; otherwise a regression over recent samples, which needs their rows to
+// differ (steady splits hide it).
 class DeviceModel {
  public:
   enum class Verdict { accepted, held, new_level };
@@ -255,10 +260,13 @@ class DeviceModel {
   }
 
   void reseed(const std::vector<Sample>& level) {
-    mean_rows_ = mean_ms_ = 0;
+    mean_rows_ = mean_ms_ = mean_fixed_ = 0;
+    fixed_measured_ = true;
     for (const Sample& s : level) {
       mean_rows_ += s.rows / static_cast<double>(level.size());
       mean_ms_ += s.ms / static_cast<double>(level.size());
+      mean_fixed_ += s.fixed / static_cast<double>(level.size());
+      fixed_measured_ = fixed_measured_ && s.fixed >= 0;
     }
     window_.assign(level.begin(), level.end());
     accepted_ = level.size();
@@ -268,6 +276,12 @@ class DeviceModel {
   void accept(Sample s) {
     mean_rows_ += kSmoothing * (s.rows - mean_rows_);
     mean_ms_ += kSmoothing * (s.ms - mean_ms_);
+    if (s.fixed < 0) {
+      fixed_measured_ = false;
+    } else {
+      mean_fixed_ = fixed_measured_ ? mean_fixed_ + kSmoothing * (s.fixed - mean_fixed_) : s.fixed;
+      fixed_measured_ = true;
+    }
     window_.push_back(s);
     if (window_.size() > kWindow) window_.pop_front();
     ++accepted_;
@@ -286,7 +300,9 @@ class DeviceModel {
     }
     double overhead = overhead_;
     const std::size_t n = window_.size();
-    if (n >= 3 && max_rows >= kSpread * min_rows) {
+    if (fixed_measured_) {
+      overhead = mean_fixed_;
+    } else if (n >= 3 && max_rows >= kSpread * min_rows) {
       double sw = 0, sx = 0, st = 0;
       for (const Sample& s : window_) {
         const double w = 1 / (s.ms * s.ms);
@@ -321,6 +337,8 @@ class DeviceModel {
   bool known_ = false;
   std::size_t accepted_ = 0;
   double mean_rows_ = 0, mean_ms_ = 0, overhead_ = 0;
+  bool fixed_measured_ = false;  // the latest samples measured their fixed part
+  double mean_fixed_ = 0;        // smoothed, while they do
   std::deque<Sample> window_;
   std::vector<std::pair<Sample, double>> streak_;  // deviations in a row on one side, and ratios
 };
@@ -361,7 +379,7 @@ class AdaptivePolicy final : public SplitPolicy {
       std::optional<DeviceModel::Verdict> verdict;
       if (t.ok && t.rows > 0 && std::isfinite(t.ms) && t.ms > 0) {
         // A device's first band includes program builds and first touches of memory.
-        if (d.warmed) verdict = d.model.add({static_cast<double>(t.rows), t.ms});
+        if (d.warmed) verdict = d.model.add({static_cast<double>(t.rows), t.ms, t.fixed_ms});
         d.warmed = true;
       }
       if (d.probing) after_probe(d, t, verdict);
@@ -430,7 +448,9 @@ class AdaptivePolicy final : public SplitPolicy {
   }
 
   // The water filling, less every device that saves too little to be worth a band: unmodelled
-  // costs (one more band, one more transfer) and noisy estimates would make it flicker.
+  // costs (one more band, one more transfer) and noisy estimates would make it flicker. A
+  // device joins only with a band its fixed costs take a small part of: they vary from frame to
+  // frame (launches, the host's threads), and a gain that rests on them does not last.
   Fill choose(std::vector<std::size_t> members, double rows) const {
     for (;;) {
       Fill all = water_fill(members, rows);
@@ -442,7 +462,11 @@ class AdaptivePolicy final : public SplitPolicy {
         std::vector<std::size_t> others = members;
         others.erase(others.begin() + static_cast<std::ptrdiff_t>(j));
         const double gain = water_fill(others, rows).time / all.time - 1;
-        const double margin = gain - (share_[members[j]] > 0 ? kLeaveGain : kJoinGain);
+        const bool joins = share_[members[j]] == 0;
+        double margin = gain - (joins ? kJoinGain : kLeaveGain);
+        if (devices_[members[j]].model.overhead() > (joins ? kJoinFixed : kKeepFixed) * all.time) {
+          margin = std::min(margin, -1.0);
+        }
         if (margin < worst_margin) worst = j, worst_margin = margin;
       }
       if (worst == members.size()) return all;

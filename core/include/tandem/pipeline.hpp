@@ -57,6 +57,11 @@ struct DeviceReport {
   double upload_ms = 0;    ///< of which host-to-device copies (0 where memory is shared)
   double kernel_ms = 0;    ///< of which kernels and copies between device buffers
   double download_ms = 0;  ///< of which device-to-host copies (mapping where memory is shared)
+  /// Bands run one frame at a time whose fixed part was measured (BandTiming::fixed_ms), and
+  /// the total of those parts: the host's time before its enqueue, the wait to start, gaps
+  /// between commands and halo rows.
+  int fixed_bands = 0;
+  double fixed_ms = 0;
   bool failed = false;
 };
 

@@ -14,6 +14,11 @@ struct BandTiming {
   double ms = 0;   ///< what the frame cost it, from profiling events: kernels plus its own
                    ///< transfers, or the longest of the three when frames overlap
   bool ok = true;  ///< false when the device failed on this frame
+  /// The part of `ms` that its rows do not scale, where measured (negative: not measured): the
+  /// host's time before it began the band's enqueue, the wait from enqueue to start, gaps between
+  /// its commands and its halo rows. With it, `ms` is from the frame's submission to the band's
+  /// end, as the host waits for it.
+  double fixed_ms = -1;
 };
 
 /// Decides each frame's fractions of rows per device.
