@@ -485,6 +485,46 @@ TEST(AdaptiveSimulation, ADeviceMostlyFixedCostsSitsOut) {
   EXPECT_LT(out, 30u);
 }
 
+// A device that saves too little to stay is probed now and then; its probes are cut to what it
+// finishes within the frame's time without it (a 2% probe would take it 4 ms against 1.1).
+TEST(AdaptiveSimulation, ProbesFitTheFrameTheyJoin) {
+  Simulation sim({{1000, 0.01}, {5, 0}}, 1080);
+  sim.fixed_measured = true;
+  auto policy = make_adaptive_policy(2);
+  const auto frames = sim.run(*policy, 400);
+  const double alone = sim.alone_wall(0);
+  int probes = 0;
+  for (std::size_t k = 50; k < frames.size(); ++k) {
+    if (frames[k].rows[1] == 0) continue;
+    ++probes;
+    EXPECT_LE(frames[k].ms, 1.001 * alone) << "frame " << k << ": " << frames[k].rows[1] << " rows";
+  }
+  std::cout << "5 rows/ms beside 1000: " << probes << " probes after frame 50\n";
+  EXPECT_GE(probes, 3);
+}
+
+// A device whose fixed cost alone exceeds the frame (PoCL beside an H100: 1.4 ms against 0.63):
+// each probe of it costs the frame, so probes run only within 1% of the frames' time.
+TEST(AdaptiveSimulation, ProbesLongerThanTheFrameStayWithinTheBudget) {
+  Simulation sim({{1700, 0.02}, {40, 1.4}}, 1080);
+  sim.fixed_measured = true;
+  auto policy = make_adaptive_policy(2);
+  const auto frames = sim.run(*policy, 4000);
+  const double alone = sim.alone_wall(0);
+  double total = 0, excess = 0;
+  int probes = 0;
+  for (std::size_t k = 20; k < frames.size(); ++k) {
+    total += frames[k].ms;
+    if (frames[k].rows[1] == 0) continue;
+    ++probes;
+    excess += frames[k].ms - alone;
+  }
+  std::cout << "1.4 ms of fixed cost beside a 0.66 ms frame: " << probes << " probes after frame "
+            << "20, " << 100 * excess / total << "% of the time\n";
+  EXPECT_GE(probes, 2);  // still measured again now and then
+  EXPECT_LE(excess, 0.012 * total);
+}
+
 // Speeds 1:3 and a small overhead: within 5% of the optimum by frame 5 (frame 0 is warm-up).
 TEST(AdaptiveSimulation, FixedSpeedsConvergeWithinFiveFrames) {
   Simulation sim({{20, 0.3}, {60, 0.3}}, 1080);

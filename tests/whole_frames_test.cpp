@@ -106,8 +106,14 @@ TEST(WholeFrames, AStreamEqualsOneDeviceFrameByFrame) {
     ASSERT_NE(whole, split.end()) << "frame " << i << " was not made whole by one device";
     made_by.insert(static_cast<std::size_t>(whole - split.begin()));
   }
-  // Every device is measured on frames of its own before it is judged.
-  EXPECT_EQ(made_by.size(), all.size());
+  // Every device is measured on frames of its own before it is judged, unless the bands of the
+  // statistics pre-pass predicted that the others add too little to the best device to be worth
+  // a window of frames (a CPU beside a GPU): then the best takes every frame.
+  const auto& decisions = frames.report().decisions;
+  const bool best_alone = std::any_of(decisions.begin(), decisions.end(), [](const auto& line) {
+    return line.find("the best alone until the budget allows a trial") != std::string::npos;
+  });
+  EXPECT_EQ(made_by.size(), best_alone ? 1u : all.size());
   EXPECT_EQ(frames.report().scheduler, "frames");
   ASSERT_FALSE(frames.report().decisions.empty());
   EXPECT_NE(frames.report().decisions[0].find("whole frames per device"), std::string::npos);

@@ -187,6 +187,10 @@ constexpr int kProbeMax = 64;          // doubling while the probes say it shoul
 constexpr int kProbeRetries = 2 * kNewLevel;  // probes in a row that may give no usable sample
 constexpr double kProbeShare = 0.02;  // a probe's share, doubled while rounding leaves it no rows
 constexpr double kProbeShareMax = 0.125;
+// A probe is cut to what the device is predicted to finish within the frame's time without it;
+// one whose fixed costs alone exceed that runs only while such probes cost at most 1% of the
+// frames' time.
+constexpr double kProbeBudget = 0.01;
 
 struct Sample {
   double rows = 0;
@@ -369,9 +373,17 @@ class AdaptivePolicy final : public SplitPolicy {
       throw Error("adaptive split policy: " + std::to_string(timings.size()) + " timings for " +
                   std::to_string(devices_.size()) + " devices");
     }
-    double rows = 0;
-    for (const BandTiming& t : timings) rows += std::max(t.rows, 0);
+    double rows = 0, frame_ms = 0;
+    bool probed = false;
+    for (std::size_t i = 0; i < timings.size(); ++i) {
+      const BandTiming& t = timings[i];
+      rows += std::max(t.rows, 0);
+      if (t.ok && t.rows > 0 && std::isfinite(t.ms)) frame_ms = std::max(frame_ms, t.ms);
+      probed = probed || (devices_[i].probing && t.rows > 0);
+    }
     if (rows > 0) height_ = rows;
+    frames_ms_ += frame_ms;
+    if (probed) probes_ms_ += std::max(0.0, frame_ms - probed_against_ms_);
     for (std::size_t i = 0; i < devices_.size(); ++i) {
       if (!live_.alive(i)) continue;
       Device& d = devices_[i];
@@ -406,7 +418,8 @@ class AdaptivePolicy final : public SplitPolicy {
     DeviceModel model;
     bool warmed = false;
     // While it sits out of the split:
-    bool probing = false;  // the fractions handed out give it a probe share
+    bool probing = false;  // the fractions handed out give it a probe share (`probe_now`)
+    double probe_now = 0;
     int until_probe = kProbeFirst;
     int probe_interval = kProbeFirst;
     double probe_share = kProbeShare;
@@ -562,16 +575,31 @@ class AdaptivePolicy final : public SplitPolicy {
       }
       if (advance) --d.until_probe;
       if (d.until_probe <= 0) {
-        d.probing = true;
-        probes += d.probe_share;
+        d.probe_now = probe_size(i);
+        d.probing = d.probe_now > 0;
+        probes += d.probe_now;
       }
     }
     if (probes == 0 || in_split == 0) return;
     const double scale = std::min(1.0, 0.5 / probes);  // probes never take more than half
     for (std::size_t i = 0; i < devices_.size(); ++i) {
-      next_[i] = devices_[i].probing ? devices_[i].probe_share * scale
+      next_[i] = devices_[i].probing ? devices_[i].probe_now * scale
                                      : share_[i] * (1 - probes * scale) / in_split;
     }
+  }
+
+  // The share a probe of device `i` takes now: its probe share, cut to the rows its model says it
+  // finishes within the frame's predicted time; one row where even that is too long, and only
+  // while the budget holds it; 0: not now.
+  double probe_size(std::size_t i) {
+    const Device& d = devices_[i];
+    const DeviceModel& m = d.model;
+    probed_against_ms_ = predicted_time(share_);
+    if (!m.known() || height_ <= 0 || probed_against_ms_ <= 0) return d.probe_share;
+    const double fits = (probed_against_ms_ - m.overhead()) / m.cost();
+    if (fits >= 1) return std::min(d.probe_share, fits / height_);
+    const double excess = m.overhead() + m.cost() - probed_against_ms_;
+    return probes_ms_ + excess <= kProbeBudget * frames_ms_ ? 1 / height_ : 0.0;
   }
 
   std::vector<Device> devices_;
@@ -579,6 +607,9 @@ class AdaptivePolicy final : public SplitPolicy {
   std::vector<double> share_;  // the learnt fractions, 0 for a device that sits out
   std::vector<double> next_;   // what fractions() hands out: the shares plus probes
   double height_ = 0;          // rows of the last frame observed
+  double frames_ms_ = 0;       // the frames' times (their slowest band's), all so far
+  double probes_ms_ = 0;       // what probes added to them
+  double probed_against_ms_ = 0;  // the frame's predicted time without the latest probe
 };
 
 }  // namespace
