@@ -187,9 +187,9 @@ constexpr int kProbeMax = 64;          // doubling while the probes say it shoul
 constexpr int kProbeRetries = 2 * kNewLevel;  // probes in a row that may give no usable sample
 constexpr double kProbeShare = 0.02;  // a probe's share, doubled while rounding leaves it no rows
 constexpr double kProbeShareMax = 0.125;
-// A probe is cut to what the device is predicted to finish within the frame's time without it;
-// one whose fixed costs alone exceed that runs only while such probes cost at most 1% of the
-// frames' time.
+// A probe is cut to what the device is predicted to finish within the frame's time without it
+// (one row where its fixed costs alone exceed that), and runs only while probes cost at most 1%
+// of the frames' time.
 constexpr double kProbeBudget = 0.01;
 
 struct Sample {
@@ -379,7 +379,8 @@ class AdaptivePolicy final : public SplitPolicy {
       const BandTiming& t = timings[i];
       rows += std::max(t.rows, 0);
       if (t.ok && t.rows > 0 && std::isfinite(t.ms)) frame_ms = std::max(frame_ms, t.ms);
-      probed = probed || (devices_[i].probing && t.rows > 0);
+      // (A device's first band builds its programs: a cost of the run, not of probing.)
+      probed = probed || (devices_[i].probing && devices_[i].warmed && t.rows > 0);
     }
     if (rows > 0) height_ = rows;
     frames_ms_ += frame_ms;
@@ -589,17 +590,25 @@ class AdaptivePolicy final : public SplitPolicy {
   }
 
   // The share a probe of device `i` takes now: its probe share, cut to the rows its model says it
-  // finishes within the frame's predicted time; one row where even that is too long, and only
-  // while the budget holds it; 0: not now.
+  // finishes within the frame's predicted time, or one row where even that is too long; 0 (not
+  // now) while what probes cost and what this one is predicted to cost exceed the budget. (A
+  // model can be wrong: PoCL's threads, idle for long, took 3.9 ms for a probe predicted to fit
+  // in 0.63.)
   double probe_size(std::size_t i) {
     const Device& d = devices_[i];
     const DeviceModel& m = d.model;
     probed_against_ms_ = predicted_time(share_);
-    if (!m.known() || height_ <= 0 || probed_against_ms_ <= 0) return d.probe_share;
-    const double fits = (probed_against_ms_ - m.overhead()) / m.cost();
-    if (fits >= 1) return std::min(d.probe_share, fits / height_);
-    const double excess = m.overhead() + m.cost() - probed_against_ms_;
-    return probes_ms_ + excess <= kProbeBudget * frames_ms_ ? 1 / height_ : 0.0;
+    double share = d.probe_share, excess = 0;
+    if (m.known() && height_ > 0 && probed_against_ms_ > 0) {
+      const double fits = (probed_against_ms_ - m.overhead()) / m.cost();
+      if (fits >= 1) {
+        share = std::min(share, fits / height_);
+      } else {
+        share = 1 / height_;
+        excess = m.overhead() + m.cost() - probed_against_ms_;
+      }
+    }
+    return probes_ms_ + excess <= kProbeBudget * frames_ms_ ? share : 0.0;
   }
 
   std::vector<Device> devices_;
