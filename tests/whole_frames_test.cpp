@@ -3,8 +3,13 @@
 // and however the frames were timed.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <set>
 
@@ -119,6 +124,47 @@ TEST(WholeFrames, AStreamEqualsOneDeviceFrameByFrame) {
   EXPECT_NE(frames.report().decisions[0].find("whole frames per device"), std::string::npos);
   EXPECT_EQ(frames.report().frames, 24);
   EXPECT_NE(frames.report().to_json().find("\"scheduler\": \"frames\""), std::string::npos);
+}
+
+// Each device's time for a whole frame is kept across runs: the next run of the graph and size
+// starts from it, and a damaged file only costs that.
+TEST(WholeFrames, ASecondRunStartsFromTheFrameTimesOfTheFirst) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("tandem-frames-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const char* old = std::getenv("TANDEM_CACHE_DIR");
+  const std::string saved = old ? old : "";
+  ::setenv("TANDEM_CACHE_DIR", dir.c_str(), 1);
+  const std::vector<Frame> inputs = sources(12);
+  auto run = [&] {
+    DeviceSet set = DeviceSet::open("all");
+    PipelineOptions o = options("frames", 2);
+    o.persist_split = true;
+    Pipeline pipeline(set, Graph::parse("saturation=1.3"), o);
+    stream(pipeline, inputs, pipeline.capacity() + 1);
+    return pipeline.report().decisions;
+  };
+  auto remembered = [](const std::vector<std::string>& decisions) {
+    return std::count_if(decisions.begin(), decisions.end(), [](const std::string& line) {
+      return line.find("a frame from the last run") != std::string::npos;
+    });
+  };
+  EXPECT_EQ(remembered(run()), 0);  // nothing kept yet, and no band before: unseeded
+  // The device of the first frame was measured: its time is kept, and the next run starts
+  // from it.
+  EXPECT_GE(remembered(run()), 1);
+  std::size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir / "splits")) {
+    ++files;
+    std::ofstream(e.path()) << "nan -3\n";
+  }
+  EXPECT_GE(files, 1u);
+  EXPECT_EQ(remembered(run()), 0);
+  if (old)
+    ::setenv("TANDEM_CACHE_DIR", saved.c_str(), 1);
+  else
+    ::unsetenv("TANDEM_CACHE_DIR");
+  fs::remove_all(dir);
 }
 
 // Frame N runs with the statistics of the frames up to N - capacity(): a frame's output is the

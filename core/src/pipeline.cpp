@@ -17,11 +17,13 @@
 #include <set>
 #include <shared_mutex>
 #include <thread>
-#include <tuple>
 #include <utility>
 
 #include "band_executor.hpp"
+#include "chunk_scheduler.hpp"
+#include "device_failure.hpp"
 #include "device_feeders.hpp"
+#include "frame_ring.hpp"
 #include "frame_scheduler.hpp"
 #include "frame_stats.hpp"
 #include "plan.hpp"
@@ -32,6 +34,13 @@
 namespace tandem {
 
 using detail::BandEvents;
+using detail::busy_ms;
+using detail::DeviceFailure;
+using detail::DeviceTimes;
+using detail::failure;
+using detail::InFlight;
+using detail::kEveryDevice;
+using detail::ns_to_ms;
 using detail::Pass;
 using detail::Range;
 
@@ -39,19 +48,6 @@ namespace {
 
 // Completed frames whose split split_of() can still tell.
 constexpr std::size_t kRecentSplits = 64;
-
-// InFlight::device of a frame cut into bands across the devices.
-constexpr std::size_t kEveryDevice = SIZE_MAX;
-
-// A device failed while enqueuing or running its band.
-struct DeviceFailure {
-  std::size_t device;
-  Error error;
-};
-
-DeviceFailure failure(std::size_t device, const cl::Error& e, const std::string& doing) {
-  return {device, Error(e.err(), e.what(), doing)};
-}
 
 bool is_device_failure(const std::exception_ptr& e) {
   try {
@@ -63,53 +59,9 @@ bool is_device_failure(const std::exception_ptr& e) {
   }
 }
 
-// What one device did for one frame, in milliseconds of its profiling events.
-struct DeviceTimes {
-  int rows = 0;
-  double upload = 0;
-  double compute = 0;
-  double download = 0;
-  // A band's way one frame at a time, where measured: from the frame's submission to the
-  // host's beginning its enqueue (host clock), then from its first command queued to its last
-  // ended (the device's clock); and its halo rows (BandEvents::halo_rows).
-  double lead = 0, span = 0, halo = 0;
-  double total() const { return upload + compute + download; }
-  // What the device costs a frame: with frames overlapping, its three queues run at once and the
-  // longest sets its pace; one frame at a time, they add up.
-  double cost(bool overlapped) const {
-    return overlapped ? std::max({upload, compute, download}) : total();
-  }
-};
-
 double elapsed_ms(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
       .count();
-}
-
-double ns_to_ms(cl_ulong ns) {
-  return static_cast<double>(ns) * 1e-6;
-}
-
-double busy_ms(const std::vector<cl::Event>& events) {
-  double ns = 0;
-  for (const auto& e : events) {
-    ns += static_cast<double>(e.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
-                              e.getProfilingInfo<CL_PROFILING_COMMAND_START>());
-  }
-  return ns * 1e-6;
-}
-
-// When the first of a device's commands for a frame was queued and when its last ended, on the
-// device's clock; zeros when it has none. Its first command is the upload (or its first kernel
-// where memory is shared); its last ends the download queue, or the kernel queue where the
-// mapping is on it. (Two queries: at a fifth of a millisecond a frame, each costs the host
-// time.)
-std::pair<cl_ulong, cl_ulong> first_and_last(const BandEvents& e) {
-  const auto* first = !e.upload.empty() ? &e.upload : !e.compute.empty() ? &e.compute : nullptr;
-  const auto* last = !e.download.empty() ? &e.download : !e.compute.empty() ? &e.compute : first;
-  if (!first || !last) return {0, 0};
-  return {first->front().getProfilingInfo<CL_PROFILING_COMMAND_QUEUED>(),
-          last->back().getProfilingInfo<CL_PROFILING_COMMAND_END>()};
 }
 
 double pixels(const Frame& frame) {
@@ -117,52 +69,6 @@ double pixels(const Frame& frame) {
 }
 
 }  // namespace
-
-// A frame on the devices, from submit() to its completion.
-struct InFlight {
-  std::uint64_t ticket = 0;
-  const Frame* input = nullptr;
-  Frame* output = nullptr;
-  int slot = 0;  // which of each device's workspaces it uses
-  std::size_t device = kEveryDevice;  // a whole frame's device (whole-frames scheduling)
-  bool collect_stats = false;
-  bool smooth = true;
-  bool prepass = false;  // a still image's statistics pre-pass: not a frame of the report
-  std::vector<double> fractions;
-  std::vector<int> bounds;
-  std::vector<BandEvents> events;  // per device
-  std::vector<std::chrono::steady_clock::time_point> enqueue_began;  // per device, for bands
-  std::vector<std::vector<std::function<void()>>> after;  // per device: unmaps, once done
-  std::vector<std::vector<detail::StatsRows>> stats_rows;
-  bool enqueued = false;  // its commands are on the devices, or `error` says why they are not
-  std::exception_ptr error;  // a whole frame's enqueue failed: whoever completes it throws this
-  bool waited = false;    // a thread waits for its events
-  bool overlapped = false;  // submitted while another frame was on the devices
-  std::chrono::steady_clock::time_point submitted;
-  double wall_ms = 0;  // what the host saw it add (SplitPolicy::observe); 0: not measured
-  // Once its events completed (measure_frame()): what each device took, and the sums of its
-  // statistics partials per pass.
-  std::vector<DeviceTimes> times;
-  detail::FrameSums stats_sums;
-  // A whole frame's commands on its device's clock: the first queued, the last ended.
-  cl_ulong first_queued_ns = 0, last_end_ns = 0;
-
-  // Its unmaps on device `d`: by a thread holding that device's lock (Impl::unmap()).
-  void run_after(std::size_t d) {
-    for (auto& f : after[d]) f();
-    after[d].clear();
-  }
-  // What it started must end before a failure leaves it, or a redo reuses its buffers.
-  void wait_all() const {
-    for (const auto& e : events) {
-      try {
-        e.wait();
-      } catch (const cl::Error&) {
-        // Its own failure, if any, is reported when it runs again.
-      }
-    }
-  }
-};
 
 struct Pipeline::Impl {
   DeviceSet& devices;
@@ -195,6 +101,10 @@ struct Pipeline::Impl {
   detail::FrameStatistics stats;
   detail::SplitStore split_store;
   std::string split_key;  // of the learned split loaded and saved; empty: none
+  // Whole frames: each device's time for a frame, kept across runs like the split; what the
+  // last run left (0: a device it did not measure).
+  std::string frames_key;
+  std::vector<double> last_frame_ms;
   int chunk_rows = 0;     // > 0: the dynamic chunks policy instead of `policy`
   // Frames on the devices, oldest first. `mutex` guards them and everything above; neither a
   // thread waiting for a frame's events nor one enqueuing a frame's commands holds it, so that
@@ -307,7 +217,6 @@ struct Pipeline::Impl {
   // its buffers.
   void drain(InFlight& f, bool held);
   void wait_frame(InFlight& f);
-  static void measure_frame(InFlight& f);
   void finish_frame(InFlight& f);
   void run_now(InFlight& f);
   void complete_oldest(std::unique_lock<std::mutex>& lock);
@@ -327,16 +236,7 @@ struct Pipeline::Impl {
 };
 
 std::vector<int> Pipeline::Impl::held(const InFlight* except) const {
-  std::vector<int> out(devices.size(), 0);
-  for (const InFlight& g : in_flight) {
-    if (&g == except) continue;
-    if (g.device == kEveryDevice) {
-      for (int& h : out) ++h;
-    } else {
-      ++out[g.device];
-    }
-  }
-  return out;
+  return detail::held(in_flight, devices.size(), except);
 }
 
 std::size_t Pipeline::Impl::pick_device(std::unique_lock<std::mutex>& lock) {
@@ -543,39 +443,6 @@ void Pipeline::Impl::wait_frame(InFlight& f) {
   }
 }
 
-// The part of completing a frame that reads only the frame's own events and partials: done
-// without the mutex, so that a thread submitting the next frame is not held up by it. It
-// enqueues nothing: the unmaps are made under their devices' locks (unmapping beside a submit()
-// on the same queues deadlocked PoCL 3.1's basic device inside clEnqueueNDRangeKernel, most
-// videos with tonemap under POCL_DEVICES="pthread basic").
-void Pipeline::Impl::measure_frame(InFlight& f) {
-  const std::size_t n = f.events.size();
-  f.times.assign(n, {});
-  for (std::size_t d = 0; d < n; ++d) {
-    f.times[d] = {f.bounds[d + 1] - f.bounds[d], busy_ms(f.events[d].upload),
-                  busy_ms(f.events[d].compute), busy_ms(f.events[d].download)};
-  }
-  if (f.device == kEveryDevice && !f.overlapped) {
-    for (std::size_t d = 0; d < n; ++d) {
-      const BandEvents& e = f.events[d];
-      if (f.times[d].rows <= 0 || f.enqueue_began.size() != n) continue;
-      const auto [first_queued, last_end] = first_and_last(e);
-      if (last_end <= first_queued) continue;
-      f.times[d].lead =
-          std::chrono::duration<double, std::milli>(f.enqueue_began[d] - f.submitted).count();
-      f.times[d].span = ns_to_ms(last_end - first_queued);
-      f.times[d].halo = e.halo_rows;
-    }
-  }
-  if (f.device != kEveryDevice) {
-    std::tie(f.first_queued_ns, f.last_end_ns) = first_and_last(f.events[f.device]);
-  }
-  f.stats_sums.clear();
-  if (f.collect_stats) {
-    for (std::size_t d = 0; d < n; ++d) detail::add_partials(f.stats_rows[d], f.stats_sums);
-  }
-}
-
 void Pipeline::Impl::finish_frame(InFlight& f) {
   unmap(f, true);  // its callers hold every device's lock, or unmapped it already
   if (f.collect_stats) stats.combine(f.stats_sums, pixels(*f.input), f.smooth, f.ticket);
@@ -602,7 +469,7 @@ void Pipeline::Impl::run_now(InFlight& f) {
       fail_device(failed);
     }
   }
-  measure_frame(f);
+  f.measure();
   finish_frame(f);
 }
 
@@ -629,7 +496,7 @@ void Pipeline::Impl::complete_oldest(std::unique_lock<std::mutex>& lock) {
     wait_frame(f);
     done = std::chrono::steady_clock::now();
     try {
-      measure_frame(f);
+      f.measure();
     } catch (...) {
       unmeasured = std::current_exception();
     }
@@ -780,98 +647,27 @@ void Pipeline::Impl::fail_device(const DeviceFailure& f) {
 void Pipeline::Impl::run_chunks(std::uint64_t ticket, const Frame& input, Frame& output,
                                 int chunk_rows, std::vector<DeviceTimes>& times,
                                 std::vector<double>& fractions, bool collect_stats, bool smooth) {
-  // EngineCL's dynamic scheme: a shared queue of chunks of rows; each device takes the next one
-  // as soon as it has finished its last. One host thread per device keeps its queue fed.
-  const std::size_t n = devices.size();
-  const int height = input.height();
-  std::vector<int> todo;
-  for (int lo = (height - 1) / chunk_rows * chunk_rows; lo >= 0; lo -= chunk_rows) todo.push_back(lo);
-  std::mutex chunk_mutex;  // guards todo, sums, failures and the report
   detail::FrameSums sums;
-  times.assign(n, {});
-  std::exception_ptr fatal;
-
-  // Wrappers of the frames are made here, before the threads share them.
-  for (std::size_t d = 0; d < n; ++d) {
-    if (failed[d] || !devices[d].info().host_unified_memory) continue;
-    executor->frame_buffer(input, devices[d], CL_MEM_READ_ONLY);
-    executor->frame_buffer(output, devices[d], CL_MEM_READ_WRITE);
-    executor->host_wrote(devices[d], input);
-  }
-
-  auto worker = [&](std::size_t d) {
-    for (;;) {
-      int lo = 0;
-      {
-        std::lock_guard lock(chunk_mutex);
-        if (todo.empty() || fatal) return;
-        lo = todo.back();
-        todo.pop_back();
-      }
-      const Range band{lo, std::min(height, lo + chunk_rows)};
-      BandEvents events;
-      std::vector<std::function<void()>> after;
-      std::vector<detail::StatsRows> stats_rows;
-      try {
-        try {
-          executor->enqueue(d, 0, input, output, band, events, after, stats_rows, collect_stats);
-          devices[d].upload_queue().flush();
-          devices[d].queue().flush();
-          devices[d].download_queue().flush();
-          events.wait();
-        } catch (const cl::Error& e) {
-          throw failure(d, e, "running a chunk");
-        } catch (const Error& e) {
-          throw DeviceFailure{d, e};
-        }
-        for (auto& f : after) f();
-        std::lock_guard lock(chunk_mutex);
-        detail::add_partials(stats_rows, sums);
-        times[d].rows += band.rows();
-        times[d].upload += busy_ms(events.upload);
-        times[d].compute += busy_ms(events.compute);
-        times[d].download += busy_ms(events.download);
-      } catch (const DeviceFailure& f) {
-        for (auto& fn : after) fn();
-        std::lock_guard lock(chunk_mutex);
-        todo.push_back(lo);  // redone by the others
-        try {
-          fail_device(f);
-        } catch (...) {
-          fatal = std::current_exception();
-        }
-        return;
-      }
-    }
-  };
-  // A failing device puts its chunk back, possibly after the others found the queue empty and
-  // left: the healthy devices go round again until no chunk is left.
-  while (!todo.empty()) {
-    std::vector<std::thread> threads;
-    for (std::size_t d = 0; d < n; ++d) {
-      if (!failed[d]) threads.emplace_back(worker, d);
-    }
-    for (auto& t : threads) t.join();
-    if (fatal) std::rethrow_exception(fatal);
-  }
-  int done = 0;
-  for (const DeviceTimes& t : times) done += t.rows;
-  if (done != height) {
-    throw Error("chunks covered " + std::to_string(done) + " of " + std::to_string(height) +
-                " rows");  // never a frame with rows missing
-  }
-
-  fractions.assign(n, 0.0);
-  for (std::size_t d = 0; d < n; ++d) {
-    fractions[d] = static_cast<double>(times[d].rows) / height;
+  const detail::ChunkRun run{devices, *executor, failed,
+                             [this](const DeviceFailure& f) { fail_device(f); }};
+  detail::run_chunks(run, input, output, chunk_rows, collect_stats, times, sums);
+  fractions.assign(times.size(), 0.0);
+  for (std::size_t d = 0; d < times.size(); ++d) {
+    fractions[d] = static_cast<double>(times[d].rows) / input.height();
   }
   if (collect_stats) stats.combine(sums, pixels(input), smooth, ticket);
 }
 
 void Pipeline::Impl::load_split(int width, int height) {
-  if (!options.persist_split || bands_spec != "adaptive") return;
-  split_key = detail::SplitStore::key(devices.key(), graph.to_string(), width, height,
-                                      std::string(to_string(input_format)));
+  if (!options.persist_split) return;
+  const std::string key = detail::SplitStore::key(devices.key(), graph.to_string(), width, height,
+                                                  std::string(to_string(input_format)));
+  if (whole_frames != WholeFrames::never) {
+    frames_key = key + "-frames";
+    last_frame_ms = split_store.load(frames_key, devices.size());
+  }
+  if (bands_spec != "adaptive") return;
+  split_key = key;
   const std::vector<double> fractions = split_store.load(split_key, devices.size());
   if (fractions.empty()) return;
   try {
@@ -883,6 +679,13 @@ void Pipeline::Impl::load_split(int width, int height) {
 
 void Pipeline::Impl::save_split() const {
   if (!split_key.empty() && frames_learned >= 3) split_store.save(split_key, policy->state());
+  if (!frames_key.empty() && frames_mode) {
+    std::vector<double> ms;
+    for (double rate : frame_scheduler->rates()) ms.push_back(rate > 0 ? 1 / rate : 0.0);
+    if (std::any_of(ms.begin(), ms.end(), [](double x) { return x > 0; })) {
+      split_store.save(frames_key, ms);
+    }
+  }
 }
 
 Pipeline::Pipeline(DeviceSet& devices, Graph graph, PipelineOptions options)
@@ -1005,15 +808,18 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
             ? "whole frames per device (split frames)"
             : "whole frames per device from here on: a frame came while another was on the "
               "devices"};
-    // What the devices' bands took predicts their whole frames (high, the band's fixed costs
-    // spread over fewer rows): a device far slower than the others takes no probe frame.
+    // What each device's frames took in the last run of this graph and size, or else what its
+    // bands took (high, the band's fixed costs spread over fewer rows), predicts its whole
+    // frames: a device far slower than the others takes no probe frame.
     for (std::size_t d = 0; d < m.devices.size(); ++d) {
-      const double ms = m.band_ms_per_row[d] * input.height();
+      const double last = d < m.last_frame_ms.size() ? m.last_frame_ms[d] : 0.0;
+      const bool remembered = std::isfinite(last) && last > 0;
+      const double ms = remembered ? last : m.band_ms_per_row[d] * input.height();
       if (ms <= 0) continue;
       m.frame_scheduler->seed(d, {ms, ms});
       char line[96];
-      std::snprintf(line, sizeof line, "device %zu predicted at %.3g ms a frame from its band", d,
-                    ms);
+      std::snprintf(line, sizeof line, "device %zu predicted at %.3g ms a frame from %s", d, ms,
+                    remembered ? "the last run" : "its band");
       lines.push_back(line);
     }
     m.note(lines);
