@@ -504,25 +504,27 @@ TEST(AdaptiveSimulation, ProbesFitTheFrameTheyJoin) {
 }
 
 // A device whose fixed cost alone exceeds the frame (PoCL beside an H100: 1.4 ms against 0.63):
-// each probe of it costs the frame, so probes run only within 1% of the frames' time.
+// each probe of it costs the frame, so probes run only within 1% of the frames' time. The first
+// frames, 30 times slower while programs build, do not enlarge the budget.
 TEST(AdaptiveSimulation, ProbesLongerThanTheFrameStayWithinTheBudget) {
   Simulation sim({{1700, 0.02}, {40, 1.4}}, 1080);
   sim.fixed_measured = true;
+  sim.warm_up = 30;
   auto policy = make_adaptive_policy(2);
   const auto frames = sim.run(*policy, 4000);
   const double alone = sim.alone_wall(0);
   double total = 0, excess = 0;
   int probes = 0;
-  for (std::size_t k = 20; k < frames.size(); ++k) {
+  for (std::size_t k = 2; k < frames.size(); ++k) {
     total += frames[k].ms;
     if (frames[k].rows[1] == 0) continue;
     ++probes;
     excess += frames[k].ms - alone;
   }
-  std::cout << "1.4 ms of fixed cost beside a 0.66 ms frame: " << probes << " probes after frame "
-            << "20, " << 100 * excess / total << "% of the time\n";
+  std::cout << "1.4 ms of fixed cost beside a 0.66 ms frame: " << probes << " probes after the "
+            << "first two frames, " << 100 * excess / total << "% of the time\n";
   EXPECT_GE(probes, 2);  // still measured again now and then
-  EXPECT_LE(excess, 0.012 * total);
+  EXPECT_LE(excess, 0.0105 * total);
 }
 
 // Speeds 1:3 and a small overhead: within 5% of the optimum by frame 5 (frame 0 is warm-up).

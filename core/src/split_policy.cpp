@@ -383,7 +383,9 @@ class AdaptivePolicy final : public SplitPolicy {
       probed = probed || (devices_[i].probing && devices_[i].warmed && t.rows > 0);
     }
     if (rows > 0) height_ = rows;
-    frames_ms_ += frame_ms;
+    // The budget's base is what the frames take at the split's predicted time: the first
+    // frames, slow while the devices build and the split is far off, would inflate it.
+    frames_ms_ += std::min(frame_ms, predicted_time(share_));
     if (probed) probes_ms_ += std::max(0.0, frame_ms - probed_against_ms_);
     for (std::size_t i = 0; i < devices_.size(); ++i) {
       if (!live_.alive(i)) continue;
@@ -616,7 +618,7 @@ class AdaptivePolicy final : public SplitPolicy {
   std::vector<double> share_;  // the learnt fractions, 0 for a device that sits out
   std::vector<double> next_;   // what fractions() hands out: the shares plus probes
   double height_ = 0;          // rows of the last frame observed
-  double frames_ms_ = 0;       // the frames' times (their slowest band's), all so far
+  double frames_ms_ = 0;       // the frames' times so far, at most the split's predicted time
   double probes_ms_ = 0;       // what probes added to them
   double probed_against_ms_ = 0;  // the frame's predicted time without the latest probe
 };
