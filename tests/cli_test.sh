@@ -74,6 +74,20 @@ if [ "$(id -u)" -ne 0 ]; then
   expect_error "unreadable input" "Permission denied" "$out" -- -i "$work/locked.png" -o "$out" -f saturation
 fi
 
+# Usage errors: one line and exit code 2, FFmpeg's single-dash options included (-hwaccel was
+# read as -h: the whole help and exit 0).
+for args in "-hwaccel auto" "--frobnicate" "-yes"; do
+  # shellcheck disable=SC2086
+  "$tandem" $args -i "$sample" -o "$work/out/u.png" -f saturation >"$work/stdout" 2>"$work/stderr"
+  rc=$?
+  if [ "$rc" -eq 2 ] && [ "$(wc -l <"$work/stderr")" -eq 1 ] && grep -q "^tandem: error: .*${args%% *}" "$work/stderr" &&
+    [ ! -s "$work/stdout" ] && [ ! -e "$work/out/u.png" ]; then
+    pass=$((pass + 1)); echo "ok   usage error: $args"
+  else
+    fail=$((fail + 1)); echo "FAIL usage error: $args: exit code $rc"; sed 's/^/     stderr: /' "$work/stderr"
+  fi
+done
+
 expect_error "output directory missing" "does not exist" "$work/no/such/dir/x.png" -- -i "$sample" -o "$work/no/such/dir/x.png" -f saturation
 expect_error "unwritable output" "cannot write '/proc/tandem-test.png'" "" -- -i "$sample" -o /proc/tandem-test.png -f saturation
 expect_error "unknown output format" "unknown image format" "$work/out/x.xyz" -- -i "$sample" -o "$work/out/x.xyz" -f saturation
@@ -208,10 +222,15 @@ if "$tandem" --help | grep -q -- "--codec" && command -v ffmpeg >/dev/null; then
   ffmpeg -loglevel error -f lavfi -i sine=frequency=440 -t 1 "$work/audio.wav"
   expect_error "no video stream" "no video stream" "$work/out/x.mkv" -- -i "$work/audio.wav" -o "$work/out/x.mkv" -f saturation
   expect_error "codec the container cannot hold" "cannot hold" "$work/out/x.mp4" -- -i "$work/in.mkv" -o "$work/out/x.mp4" -f saturation --codec ffv1
-  # Ctrl-C: nothing left at the output, or with --keep-partial a playable file.
+  expect_error "crf above the encoder's range" "crf 60 is out of the libx264 encoder's range 0..51" "$work/out/x.mkv" -- -i "$work/in.mkv" -o "$work/out/x.mkv" -f saturation --crf 60
+  expect_error "negative crf" "crf -5 is negative" "$work/out/x.mkv" -- -i "$work/in.mkv" -o "$work/out/x.mkv" -f saturation --crf -5
+  # Ctrl-C, kill and a closed terminal: nothing left at the output, or with --keep-partial a
+  # playable file; exit code 128 + the signal's number.
   ffmpeg -loglevel error -f lavfi -i testsrc=size=640x480:rate=25 -t 40 -c:v ffv1 "$work/long.mkv"
-  for keep in no yes; do
-    out_v="$work/out/int-$keep.mkv"
+  for case in "INT no 130" "INT yes 130" "TERM no 143" "HUP no 129"; do
+    set -- $case
+    sig=$1 keep=$2 code=$3
+    out_v="$work/out/int-$sig-$keep.mkv"
     flag=""
     [ "$keep" = yes ] && flag="--keep-partial"
     # Emptied here: the job's own redirection truncates it only once the job has started, and a
@@ -227,12 +246,12 @@ if "$tandem" --help | grep -q -- "--codec" && command -v ffmpeg >/dev/null; then
     until grep -q '"frame"' "$work/stderr" || ! kill -0 "$pid" 2>/dev/null || [ "$SECONDS" -gt "$deadline" ]; do
       sleep 0.05
     done
-    kill -INT "$pid"
+    kill -"$sig" "$pid"
     wait "$pid"
     rc=$?
     problems=""
-    [ "$rc" -eq 130 ] || problems+=" exit code $rc, not 130;"
-    grep -q "interrupted after" "$work/stderr" || problems+=" no 'interrupted' line;"
+    [ "$rc" -eq "$code" ] || problems+=" exit code $rc, not $code;"
+    grep -q "interrupted by SIG$sig.* after" "$work/stderr" || problems+=" no 'interrupted by SIG$sig' line;"
     if [ "$keep" = yes ]; then
       ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of csv=p=0 "$out_v" >"$work/frames" 2>&1 &&
         [ "$(cat "$work/frames")" -gt 0 ] || problems+=" the partial file does not play;"
@@ -240,8 +259,8 @@ if "$tandem" --help | grep -q -- "--codec" && command -v ffmpeg >/dev/null; then
       [ -e "$out_v" ] && problems+=" '$out_v' exists;"
     fi
     ls -A "$work/out" | grep -q "tandem-" && problems+=" a temporary file was left;"
-    if [ -z "$problems" ]; then pass=$((pass + 1)); echo "ok   Ctrl-C (keep-partial: $keep)"; else
-      fail=$((fail + 1)); echo "FAIL Ctrl-C (keep-partial: $keep):$problems"; sed 's/^/     stderr: /' "$work/stderr"; fi
+    if [ -z "$problems" ]; then pass=$((pass + 1)); echo "ok   SIG$sig (keep-partial: $keep)"; else
+      fail=$((fail + 1)); echo "FAIL SIG$sig (keep-partial: $keep):$problems"; sed 's/^/     stderr: /' "$work/stderr"; fi
   done
   expect_error "video output directory missing" "directory '$work/no/dir' does not exist" "$work/no/dir/x.mkv" -- -i "$work/in.mkv" -o "$work/no/dir/x.mkv" -f saturation
 fi

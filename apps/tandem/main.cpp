@@ -1,6 +1,7 @@
 // tandem: runs a filter graph on images, every frame split across the machine's OpenCL devices.
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -86,7 +88,47 @@ struct RunOptions {
   bool no_copy = false;
 };
 
+// Ctrl-C, SIGTERM (kill, timeout) and SIGHUP (a closed terminal) stop a run cleanly: the frames
+// on the devices finish, the output is removed (or kept playable with --keep-partial), temporary
+// files go, and the exit code is 128 + the signal's number.
 std::atomic<bool> g_interrupted{false};
+std::atomic<int> g_signal{0};
+
+class StopOnSignals {
+ public:
+  StopOnSignals() {
+    for (std::size_t i = 0; i < kSignals.size(); ++i) {
+      previous_[i] = std::signal(kSignals[i], [](int sig) {
+        g_signal = sig;
+        g_interrupted = true;
+      });
+    }
+  }
+  ~StopOnSignals() {
+    for (std::size_t i = 0; i < kSignals.size(); ++i) std::signal(kSignals[i], previous_[i]);
+  }
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+
+  // "SIGTERM" for the signal that stopped the run.
+  static std::string name() {
+    switch (g_signal.load()) {
+      case SIGINT:
+        return "SIGINT (Ctrl-C)";
+      case SIGTERM:
+        return "SIGTERM";
+      case SIGHUP:
+        return "SIGHUP";
+      default:
+        return "signal " + std::to_string(g_signal.load());
+    }
+  }
+  static int exit_code() { return 128 + g_signal.load(); }
+
+ private:
+  static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
+  std::array<void (*)(int), 3> previous_{};
+};
 
 void print_summary(const tandem::RunReport& report, const std::string& what) {
   std::fprintf(stderr, "tandem: wrote %s in %.1f ms\n", what.c_str(), report.wall_ms);
@@ -161,6 +203,11 @@ int run(const RunOptions& o) {
   }
   tandem::Frame output;
   pipeline.process(frame, output);
+  if (g_interrupted) {
+    std::fprintf(stderr, "tandem: interrupted by %s; nothing was written\n",
+                 StopOnSignals::name().c_str());
+    return StopOnSignals::exit_code();
+  }
   if (report) report->write(pipeline.report().to_json());
   tandem::write_image(o.output, output);
   if (report) commit_report(*report, o.output);
@@ -280,7 +327,6 @@ int run_video(const RunOptions& o, tandem::AtomicFile* report) {
   std::int64_t encoded = 0;
   std::vector<double> last_split;
 
-  auto previous = std::signal(SIGINT, [](int) { g_interrupted = true; });
   tandem::VideoRunOptions run;
   run.stop = &g_interrupted;
   run.on_frame = [&](const tandem::VideoFrameInfo& frame) {
@@ -292,20 +338,18 @@ int run_video(const RunOptions& o, tandem::AtomicFile* report) {
   try {
     stats = tandem::process_video(reader, pipeline, writer, run);
   } catch (...) {
-    std::signal(SIGINT, previous);
     writer.abort();
     throw;
   }
-  std::signal(SIGINT, previous);
   progress.update(encoded, last_split, devices, true);
   for (const auto& e : reader.errors()) std::fprintf(stderr, "tandem: skipped: %s\n", e.c_str());
   if (g_interrupted) {
     writer.abort();
-    std::fprintf(stderr, "tandem: interrupted after %lld frames; %s\n",
-                 static_cast<long long>(encoded),
+    std::fprintf(stderr, "tandem: interrupted by %s after %lld frames; %s\n",
+                 StopOnSignals::name().c_str(), static_cast<long long>(encoded),
                  o.keep_partial ? ("kept a playable partial file at " + o.output).c_str()
                                 : "nothing was left at the output");
-    return 130;
+    return StopOnSignals::exit_code();
   }
   if (report) {
     // The run report with the video's stage times added; written before the output is finished,
@@ -385,13 +429,26 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
 
   try {
+    // FFmpeg's single-dash long options (-hwaccel, -an, -crf) would be read as clusters of
+    // short flags, -hwaccel as -h: the whole help and exit 0.
+    for (int k = 1; k < argc; ++k) {
+      const std::string_view arg = argv[k];
+      if (arg == "--") break;
+      if (arg.size() > 2 && arg[0] == '-' && (arg[1] == 'h' || arg[1] == 'y')) {
+        throw CLI::ExtrasError({std::string(arg)});
+      }
+    }
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    // One line, as for every other error; 2, the shell's code for a usage error.
+    std::fprintf(stderr, "tandem: error: %s (see tandem --help)\n", e.what());
+    return 2;
   }
   try {
     if (*devices_cmd) return list_devices();
     if (*filters_cmd) return list_filters();
+    const StopOnSignals stop;
     return run(o);
   } catch (const tandem::Error& e) {
     std::fprintf(stderr, "tandem: error: %s\n", e.what());

@@ -16,6 +16,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <unordered_map>
 #include <utility>
 
@@ -1364,9 +1365,28 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
       enc->color_range = AVCOL_RANGE_MPEG;
     }
     if (options.bitrate > 0) enc->bit_rate = options.bitrate;
+    if (options.crf < -1) {
+      throw Error(what() + "crf " + std::to_string(options.crf) +
+                  " is negative (lower is better quality, 0 the best)");
+    }
     if (options.crf >= 0) {
-      if (!av_opt_find(enc->priv_data, "crf", nullptr, 0, 0)) {
+      const AVOption* crf = av_opt_find(enc->priv_data, "crf", nullptr, 0, 0);
+      if (!crf) {
         throw Error(what() + "the " + codec_name + " encoder has no crf option (give a bit rate)");
+      }
+      // libx264 and libx265 declare their crf up to FLT_MAX and clamp it to 51 without a word;
+      // the VP9 and AV1 encoders take 0..63. Others: what their option declares.
+      const std::string& name = codec_name;
+      double lo = std::max(crf->min, 0.0), hi = crf->max;
+      if (name == "libx264" || name == "libx264rgb" || name == "libx265") hi = std::min(hi, 51.0);
+      if (name == "libvpx-vp9" || name == "libvpx" || name == "libaom-av1" || name == "libsvtav1") {
+        hi = std::min(hi, 63.0);
+      }
+      if (options.crf < lo || options.crf > hi) {
+        std::ostringstream range;
+        range << lo << ".." << hi;
+        throw Error(what() + "crf " + std::to_string(options.crf) + " is out of the " + codec_name +
+                    " encoder's range " + range.str());
       }
       av_opt_set_int(enc->priv_data, "crf", options.crf, 0);
     }

@@ -174,7 +174,8 @@ struct VideoWriterOptions {
   /// (wrapped_avframe, which FFmpeg 5's muxer requires), and FFmpeg's default for the others.
   std::string codec;
   /// Constant-quality factor for encoders that have one (libx264: 0..51, lower is better);
-  /// -1 keeps the encoder's default.
+  /// -1 keeps the encoder's default. Outside the encoder's range, or for an encoder without one,
+  /// the writer refuses it.
   int crf = -1;
   /// Target bits per second; 0 keeps the encoder's default.
   std::int64_t bitrate = 0;
