@@ -222,6 +222,19 @@ if "$tandem" --help | grep -q -- "--codec" && command -v ffmpeg >/dev/null; then
   ffmpeg -loglevel error -f lavfi -i sine=frequency=440 -t 1 "$work/audio.wav"
   expect_error "no video stream" "no video stream" "$work/out/x.mkv" -- -i "$work/audio.wav" -o "$work/out/x.mkv" -f saturation
   expect_error "codec the container cannot hold" "cannot hold" "$work/out/x.mp4" -- -i "$work/in.mkv" -o "$work/out/x.mp4" -f saturation --codec ffv1
+  # A video's frames to images: a numbered name takes every frame, a plain one the first.
+  mkdir -p "$work/out/seq"
+  expect_ok "video to an image sequence" -i "$work/in.mkv" -o "$work/out/seq/f%03d.png" -f saturation
+  n=$(ls "$work/out/seq" | grep -c '^f[0-9][0-9][0-9]\.png$')
+  if [ "$n" -eq 50 ] && [ -s "$work/out/seq/f050.png" ] && [ "$(ls -A "$work/out/seq" | wc -l)" -eq 50 ]; then
+    pass=$((pass + 1)); echo "ok   50 images f001.png to f050.png, nothing else"
+  else
+    fail=$((fail + 1)); echo "FAIL image sequence: $(ls -A "$work/out/seq" | head -5 | tr '\n' ' ')"
+  fi
+  expect_ok "video to one image" -i "$work/in.mkv" -o "$work/out/still.jpg" -f saturation --start 1
+  [ -s "$work/out/still.jpg" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL no still written"; }
+  expect_error "frames into one image" "holds one image; for 5 frames give a numbered name such as still2%03d.jpg" "$work/out/still2.jpg" -- -i "$work/in.mkv" -o "$work/out/still2.jpg" -f saturation --frames 5
+  expect_error "a '%' that numbers nothing" "'%' must be one %d or %0Nd" "" -- -i "$work/in.mkv" -o "$work/out/g%x.png" -f saturation
   expect_error "crf above the encoder's range" "crf 60 is out of the libx264 encoder's range 0..51" "$work/out/x.mkv" -- -i "$work/in.mkv" -o "$work/out/x.mkv" -f saturation --crf 60
   expect_error "negative crf" "crf -5 is negative" "$work/out/x.mkv" -- -i "$work/in.mkv" -o "$work/out/x.mkv" -f saturation --crf -5
   # Ctrl-C, kill and a closed terminal: nothing left at the output, or with --keep-partial a
@@ -262,6 +275,25 @@ if "$tandem" --help | grep -q -- "--codec" && command -v ffmpeg >/dev/null; then
     if [ -z "$problems" ]; then pass=$((pass + 1)); echo "ok   SIG$sig (keep-partial: $keep)"; else
       fail=$((fail + 1)); echo "FAIL SIG$sig (keep-partial: $keep):$problems"; sed 's/^/     stderr: /' "$work/stderr"; fi
   done
+  # An image sequence stopped by SIGTERM: none of its images is left.
+  mkdir -p "$work/out/seqint"
+  : >"$work/stderr"
+  "$tandem" -i "$work/long.mkv" -o "$work/out/seqint/f%04d.png" -f "gaussian=sigma=8" --progress json \
+    >"$work/stdout" 2>"$work/stderr" &
+  pid=$!
+  deadline=$((SECONDS + 300))
+  until grep -q '"frame"' "$work/stderr" || ! kill -0 "$pid" 2>/dev/null || [ "$SECONDS" -gt "$deadline" ]; do
+    sleep 0.05
+  done
+  kill -TERM "$pid"
+  wait "$pid"
+  rc=$?
+  if [ "$rc" -eq 143 ] && [ -z "$(ls -A "$work/out/seqint")" ] && grep -q "interrupted by SIGTERM after" "$work/stderr"; then
+    pass=$((pass + 1)); echo "ok   image sequence stopped by SIGTERM leaves none"
+  else
+    fail=$((fail + 1)); echo "FAIL image sequence and SIGTERM: exit code $rc, left: $(ls -A "$work/out/seqint" | head -3 | tr '\n' ' ')"
+    sed 's/^/     stderr: /' "$work/stderr"
+  fi
   expect_error "video output directory missing" "directory '$work/no/dir' does not exist" "$work/no/dir/x.mkv" -- -i "$work/in.mkv" -o "$work/no/dir/x.mkv" -f saturation
 fi
 

@@ -271,5 +271,21 @@ TEST_F(ImageIo, AtomicFileAppearsWholeOnCommitAndNothingIsLeftOtherwise) {
                 (dir_ / "no").string() + "' does not exist");
 }
 
+// Image sequences are named as FFmpeg's image2 names them: one %d or %0Nd, %% a literal '%'.
+TEST(ImageSequence, NamesFramesAsFfmpegDoes) {
+  EXPECT_TRUE(is_image_sequence("out/f%03d.png"));
+  EXPECT_TRUE(is_image_sequence("f%d.jpg"));
+  EXPECT_FALSE(is_image_sequence("still.jpg"));
+  EXPECT_FALSE(is_image_sequence("100%%.png"));
+  EXPECT_FALSE(is_image_sequence("a%d/still.png"));  // only the file name numbers
+  EXPECT_EQ(image_sequence_path("out/f%03d.png", 7), std::filesystem::path("out/f007.png"));
+  EXPECT_EQ(image_sequence_path("f%03d.png", 1234), std::filesystem::path("f1234.png"));
+  EXPECT_EQ(image_sequence_path("f%d.png", 12), std::filesystem::path("f12.png"));
+  EXPECT_EQ(image_sequence_path("%%f%02d.png", 3), std::filesystem::path("%f03.png"));
+  for (const char* bad : {"f%x.png", "f%3d.png", "f%d%d.png", "f%.png", "f%"}) {
+    EXPECT_THROW(is_image_sequence(bad), Error) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace tandem::test

@@ -165,6 +165,7 @@ tandem::PipelineOptions pipeline_options(const RunOptions& o) {
 
 #ifdef TANDEM_HAVE_VIDEO
 int run_video(const RunOptions& o, tandem::AtomicFile* report);
+int run_video_to_images(const RunOptions& o, tandem::AtomicFile* report);
 #endif
 
 int run(const RunOptions& o) {
@@ -176,10 +177,11 @@ int run(const RunOptions& o) {
   std::optional<tandem::AtomicFile> report;
   if (!o.report.empty()) report.emplace(o.report);
 #ifdef TANDEM_HAVE_VIDEO
-  if (tandem::is_video_path(o.output) || (tandem::is_video_path(o.input) &&
-                                           !tandem::is_image_path(o.input))) {
-    return run_video(o, report ? &*report : nullptr);
+  const bool video_in = tandem::is_video_path(o.input) && !tandem::is_image_path(o.input);
+  if (video_in && tandem::is_image_path(o.output)) {
+    return run_video_to_images(o, report ? &*report : nullptr);
   }
+  if (tandem::is_video_path(o.output) || video_in) return run_video(o, report ? &*report : nullptr);
 #endif
   if (!tandem::is_image_path(o.output)) {
     throw tandem::Error("cannot write '" + o.output +
@@ -273,17 +275,21 @@ class Progress {
   std::chrono::steady_clock::time_point shown_{};
 };
 
-int run_video(const RunOptions& o, tandem::AtomicFile* report) {
-  std::error_code ec;
-  if (o.output != "-" && fs::exists(o.output, ec) && !o.overwrite) {
-    throw tandem::Error("output '" + o.output + "' already exists (use -y to overwrite it)");
-  }
+void check_video_options(const RunOptions& o) {
   if (o.on_error != "stop" && o.on_error != "skip") {
     throw tandem::Error("--on-error must be stop or skip, not '" + o.on_error + "'");
   }
   if (o.progress != "auto" && o.progress != "json" && o.progress != "none") {
     throw tandem::Error("--progress must be auto, json or none, not '" + o.progress + "'");
   }
+}
+
+int run_video(const RunOptions& o, tandem::AtomicFile* report) {
+  std::error_code ec;
+  if (o.output != "-" && fs::exists(o.output, ec) && !o.overwrite) {
+    throw tandem::Error("output '" + o.output + "' already exists (use -y to overwrite it)");
+  }
+  check_video_options(o);
   tandem::Graph graph = tandem::Graph::parse(o.graph);
   graph.validate(tandem::PixelFormat::rgba8);
 
@@ -368,6 +374,91 @@ int run_video(const RunOptions& o, tandem::AtomicFile* report) {
                "  host time per stage (the stages overlap): decode %.1f ms, submit %.1f ms, wait "
                "for the devices %.1f ms, encode %.1f ms; wall %.1f ms\n",
                stats.decode_ms, stats.submit_ms, stats.wait_ms, stats.encode_ms, stats.wall_ms);
+  return 0;
+}
+
+// A video's frames to images: every frame to a numbered name ("f%03d.png": f001.png, f002.png,
+// ..., numbered from 1 as FFmpeg's image2 does), or the first frame of the range to a plain
+// name. Each image is written atomically by tandem's image writer; on an error or a signal the
+// images of this run are removed again, unless --keep-partial.
+int run_video_to_images(const RunOptions& o, tandem::AtomicFile* report) {
+  const bool sequence = tandem::is_image_sequence(o.output);
+  if (!sequence && o.frames > 1) {
+    throw tandem::Error("'" + o.output + "' holds one image; for " + std::to_string(o.frames) +
+                        " frames give a numbered name such as " +
+                        fs::path(o.output).stem().string() + "%03d" +
+                        fs::path(o.output).extension().string());
+  }
+  const fs::path first = sequence ? tandem::image_sequence_path(o.output, 1) : fs::path(o.output);
+  std::error_code ec;
+  if (fs::exists(first, ec) && !o.overwrite) {
+    throw tandem::Error("output '" + first.string() + "' already exists (use -y to overwrite it)");
+  }
+  if (first.has_parent_path() && !fs::is_directory(first.parent_path(), ec)) {
+    throw tandem::Error("cannot write '" + first.string() + "': the directory '" +
+                        first.parent_path().string() + "' does not exist");
+  }
+  check_video_options(o);
+  tandem::Graph graph = tandem::Graph::parse(o.graph);
+  graph.validate(tandem::PixelFormat::rgba8);
+  tandem::VideoReaderOptions ro;
+  ro.start = o.start;
+  ro.duration = o.duration;
+  ro.max_frames = sequence ? o.frames : 1;
+  ro.on_error = o.on_error == "skip" ? tandem::OnDecodeError::skip : tandem::OnDecodeError::stop;
+  tandem::VideoReader reader(o.input, ro);
+  tandem::DeviceSet devices = tandem::DeviceSet::open(o.devices);
+  tandem::Pipeline pipeline(devices, std::move(graph), pipeline_options(o));
+
+  const tandem::VideoInfo& info = reader.info();
+  std::int64_t total = sequence ? info.frame_count : 1;
+  if (sequence && o.frames > 0) total = total > 0 ? std::min(total, o.frames) : o.frames;
+  Progress progress(o.progress, total);
+  std::vector<fs::path> written;
+  auto remove_written = [&] {
+    if (o.keep_partial) return;
+    for (const fs::path& p : written) fs::remove(p, ec);
+  };
+  tandem::Frame frame = pipeline.make_frame(info.width, info.height, tandem::PixelFormat::rgba8);
+  tandem::Frame output;
+  std::int64_t pts = 0;
+  try {
+    while (!g_interrupted && reader.read(frame, pts)) {
+      pipeline.process(frame, output);
+      written.push_back(sequence ? tandem::image_sequence_path(
+                                       o.output, static_cast<std::int64_t>(written.size()) + 1)
+                                 : first);
+      tandem::write_image(written.back(), output);
+      progress.update(static_cast<std::int64_t>(written.size()),
+                      pipeline.report().split_trace.back(), devices);
+    }
+  } catch (...) {
+    remove_written();
+    throw;
+  }
+  if (g_interrupted) {
+    remove_written();
+    std::fprintf(stderr, "tandem: interrupted by %s after %zu images; %s\n",
+                 StopOnSignals::name().c_str(), written.size(),
+                 o.keep_partial ? "they were kept" : "none was left");
+    return StopOnSignals::exit_code();
+  }
+  if (written.empty()) throw tandem::Error("'" + o.input + "' has no frame in the range asked for");
+  if (!written.empty() && !pipeline.report().split_trace.empty()) {
+    progress.update(static_cast<std::int64_t>(written.size()), pipeline.report().split_trace.back(),
+                    devices, true);
+  }
+  for (const auto& e : reader.errors()) std::fprintf(stderr, "tandem: skipped: %s\n", e.c_str());
+  if (report) {
+    report->write(pipeline.report().to_json());
+    commit_report(*report, o.output);
+  }
+  char at[32];
+  std::snprintf(at, sizeof at, "%g", o.start);
+  print_summary(pipeline.report(), sequence ? std::to_string(written.size()) + " images, " +
+                                                  written.front().string() + " to " +
+                                                  written.back().string()
+                                            : o.output + " (the frame at " + at + " s)");
   return 0;
 }
 #endif

@@ -361,6 +361,68 @@ bool is_image_path(const fs::path& path) {
   return std::any_of(std::begin(known), std::end(known), [&](const char* k) { return ext == k; });
 }
 
+namespace {
+
+// Where the number goes in an image sequence's file name: the directive's first and one past its
+// last character, and its width (0: none); npos when there is none.
+struct NumberField {
+  std::size_t begin = std::string::npos, end = std::string::npos;
+  int width = 0;
+};
+
+NumberField number_field(const std::string& name) {
+  NumberField field;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (name[i] != '%') continue;
+    if (i + 1 < name.size() && name[i + 1] == '%') {
+      ++i;
+      continue;
+    }
+    std::size_t j = i + 1;
+    int width = 0;
+    if (j < name.size() && name[j] == '0') {
+      ++j;
+      if (j < name.size() && name[j] >= '1' && name[j] <= '9') width = name[j++] - '0';
+    }
+    if (j >= name.size() || name[j] != 'd' || field.begin != std::string::npos) {
+      throw Error("output '" + name +
+                  "': '%' must be one %d or %0Nd (N up to 9) numbering the "
+                  "images, or %% for a '%'");
+    }
+    field = {i, j + 1, width};
+    i = j;
+  }
+  return field;
+}
+
+}  // namespace
+
+bool is_image_sequence(const fs::path& path) {
+  return number_field(path.filename().string()).begin != std::string::npos;
+}
+
+fs::path image_sequence_path(const fs::path& pattern, std::int64_t number) {
+  const std::string name = pattern.filename().string();
+  const NumberField field = number_field(name);
+  std::string digits = std::to_string(number);
+  if (static_cast<int>(digits.size()) < field.width) {
+    digits.insert(0, static_cast<std::size_t>(field.width) - digits.size(), '0');
+  }
+  std::string out;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (i == field.begin) {
+      out += digits;
+      i = field.end - 1;
+    } else if (name[i] == '%') {
+      out += '%';  // "%%"
+      ++i;
+    } else {
+      out += name[i];
+    }
+  }
+  return pattern.parent_path() / out;
+}
+
 Frame read_image(const fs::path& path, std::size_t row_alignment, std::uint64_t max_pixels) {
   enable_openexr();
   std::vector<char> bytes = read_bytes(path);

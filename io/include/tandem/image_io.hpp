@@ -33,6 +33,14 @@ void write_image(const std::filesystem::path& path, const Frame& frame);
 /// True when the extension names a format write_image() can write.
 bool is_image_path(const std::filesystem::path& path);
 
+/// Whether `path`'s file name numbers the images of a sequence as FFmpeg's image2 does: one
+/// "%d" or "%0Nd" (N up to 9); "%%" is a literal '%'. Throws Error for any other '%' in the name
+/// (it would be taken as the number by FFmpeg, or not at all).
+bool is_image_sequence(const std::filesystem::path& path);
+/// The path of image `number` of the sequence `pattern` ("f%03d.png", 7: "f007.png").
+std::filesystem::path image_sequence_path(const std::filesystem::path& pattern,
+                                          std::int64_t number);
+
 /// A file that appears at its path whole or not at all. The constructor creates a temporary file
 /// beside `path` (so an unwritable place fails before any work is done); write() checks every
 /// write; commit() flushes the data to the device and renames the file into place. Destroyed
