@@ -200,6 +200,15 @@ if "$tandem" --help | grep -q -- "--codec" && command -v ffmpeg >/dev/null; then
     pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL the audio stream was not copied"; }
   expect_ok "--start and --duration" -i "$work/in.mkv" -o "$work/out/s.mkv" -f saturation --codec ffv1 --start 1 --duration 0.4
   frames 10 "$work/out/s.mkv"
+  # It starts at 0, audio with it, as FFmpeg's -ss 1 -t 0.4 gives (not at 1 s, 1.4 s long).
+  first_v=$(ffprobe -v error -select_streams v:0 -show_entries packet=pts_time -of csv=p=0 "$work/out/s.mkv" | sort -g | head -1)
+  first_a=$(ffprobe -v error -select_streams a:0 -show_entries packet=pts_time -of csv=p=0 "$work/out/s.mkv" | sort -g | head -1)
+  length=$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$work/out/s.mkv")
+  if awk -v v="$first_v" -v a="$first_a" -v d="$length" 'BEGIN { exit !(v < 0.001 && a < 0.03 && d > 0.35 && d < 0.5) }'; then
+    pass=$((pass + 1)); echo "ok   --start 1 --duration 0.4 starts at 0 and lasts 0.4 s"
+  else
+    fail=$((fail + 1)); echo "FAIL --start 1: video from $first_v s, audio from $first_a s, $length s long"
+  fi
   # y4m through a shell pipe: ffmpeg | tandem | ffmpeg.
   if ffmpeg -loglevel error -i "$work/in.mkv" -pix_fmt yuv420p -f yuv4mpegpipe - |
     "$tandem" -i - -o - -f "gaussian=sigma=1" 2>"$work/stderr" |

@@ -1165,6 +1165,9 @@ struct VideoWriter::Impl {
   FramePtr picture = new_frame();
   PacketPtr packet = new_packet();
   AVRational input_time_base{0, 1};
+  // Subtracted from every timestamp, in input_time_base units: a reader started at T seconds
+  // gives a file that starts at 0 (as FFmpeg's -ss before -i does), its streams in step.
+  std::int64_t shift = 0;
   AVRational encoder_time_base{0, 1};
   struct Copy {
     AVStream* stream;
@@ -1524,7 +1527,8 @@ void VideoWriter::Impl::write(const Frame& frame, std::int64_t pts) {
                 std::to_string(last_pts) + ")");
   }
   LogScope scope(&log);
-  std::int64_t t = numbered ? frames : av_rescale_q(pts, input_time_base, encoder_time_base);
+  std::int64_t t =
+      numbered ? frames : av_rescale_q(pts - shift, input_time_base, encoder_time_base);
   if (last_encoder_pts != AV_NOPTS_VALUE && t <= last_encoder_pts) {
     throw Error(what() + "two frames fall on one tick of the time base " +
                 std::to_string(encoder_time_base.num) + "/" +
@@ -1558,6 +1562,11 @@ void VideoWriter::Impl::write(StreamPacket p) {
   if (it == copies.end() || !p.get()) return;
   LogScope scope(&log);
   AVPacket* pkt = p.get();
+  if (shift != 0) {
+    const std::int64_t by = av_rescale_q(shift, input_time_base, to_av(p.time_base()));
+    if (pkt->pts != AV_NOPTS_VALUE) pkt->pts -= by;
+    if (pkt->dts != AV_NOPTS_VALUE) pkt->dts -= by;
+  }
   av_packet_rescale_ts(pkt, to_av(p.time_base()), it->second.stream->time_base);
   pkt->stream_index = it->second.stream->index;
   pkt->pos = -1;
@@ -1631,6 +1640,7 @@ VideoWriter::VideoWriter(const fs::path& path, const VideoReader& source,
   }
   impl_ = std::make_unique<Impl>(path, in.info, in.format.get(), &in.streams, in.video,
                                  std::move(options));
+  if (in.options.start > 0) impl_->shift = in.start_pts - in.origin;
 }
 
 VideoWriter::~VideoWriter() = default;

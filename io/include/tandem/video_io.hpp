@@ -207,7 +207,9 @@ class VideoWriter {
               VideoWriterOptions options = {});
   /// As above with `source`'s video stream, copying its other streams (metadata, language,
   /// dispositions) when options.copy_streams; the source must keep its packets then. An audio or
-  /// subtitle stream the container cannot hold is an error (left_out() lists the rest).
+  /// subtitle stream the container cannot hold is an error (left_out() lists the rest). A source
+  /// started at T seconds (VideoReaderOptions::start) gives a file whose timestamps, frames and
+  /// copied packets alike, are T seconds earlier: it starts where the input's stream started.
   VideoWriter(const std::filesystem::path& path, const VideoReader& source,
               VideoWriterOptions options = {});
   /// Aborts when neither finish() nor abort() was called.
