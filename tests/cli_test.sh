@@ -244,6 +244,15 @@ if "$tandem" --help | grep -q -- "--codec" && command -v ffmpeg >/dev/null; then
   [ -s "$work/out/still.jpg" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL no still written"; }
   expect_error "frames into one image" "holds one image; for 5 frames give a numbered name such as still2%03d.jpg" "$work/out/still2.jpg" -- -i "$work/in.mkv" -o "$work/out/still2.jpg" -f saturation --frames 5
   expect_error "a '%' that numbers nothing" "'%' must be one %d or %0Nd" "" -- -i "$work/in.mkv" -o "$work/out/g%x.png" -f saturation
+  # A 10-bit input is not cut to 8 bits without a word; its colour description is carried.
+  ffmpeg -loglevel error -f lavfi -i testsrc=size=160x120:rate=25 -t 0.2 -pix_fmt yuv420p10le \
+    -color_primaries bt2020 -color_trc smpte2084 -colorspace bt2020nc -c:v ffv1 "$work/deep.mkv"
+  expect_ok "10-bit input" -i "$work/deep.mkv" -o "$work/out/deep.mkv" -f saturation
+  grep -q "warning: '.*deep.mkv' is 10-bit video (yuv420p10le)" "$work/stderr" && pass=$((pass + 1)) ||
+    { fail=$((fail + 1)); echo "FAIL no warning for a 10-bit input"; sed 's/^/     stderr: /' "$work/stderr"; }
+  tags=$(ffprobe -v error -select_streams v:0 -show_entries stream=color_primaries,color_transfer,color_space -of csv=p=0 "$work/out/deep.mkv")
+  [ "$tags" = "bt2020nc,smpte2084,bt2020" ] && pass=$((pass + 1)) ||
+    { fail=$((fail + 1)); echo "FAIL colour tags not carried: '$tags'"; }
   expect_error "crf above the encoder's range" "crf 60 is out of the libx264 encoder's range 0..51" "$work/out/x.mkv" -- -i "$work/in.mkv" -o "$work/out/x.mkv" -f saturation --crf 60
   expect_error "negative crf" "crf -5 is negative" "$work/out/x.mkv" -- -i "$work/in.mkv" -o "$work/out/x.mkv" -f saturation --crf -5
   # Ctrl-C, kill and a closed terminal: nothing left at the output, or with --keep-partial a

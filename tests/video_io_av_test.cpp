@@ -215,6 +215,42 @@ TEST_F(VideoIo, ReadsFramesSizesAndTimestamps) {
   EXPECT_TRUE(reader.errors().empty());
 }
 
+// A 10-bit HDR10-tagged stream (BT.2020, PQ): its depth and colour description are read, and a
+// written copy carries the description (its frames keep the input's primaries and transfer).
+TEST_F(VideoIo, ColourDescriptionIsReadAndCarried) {
+  const fs::path src = dir_ / "hdr.mkv";
+  ASSERT_TRUE(
+      ffmpeg("-f lavfi -i testsrc=size=160x120:rate=25 -t 0.4 -pix_fmt yuv420p10le "
+             "-color_primaries bt2020 -color_trc smpte2084 -colorspace bt2020nc "
+             "-color_range tv -c:v ffv1 " +
+             quote(src)));
+  const fs::path out = dir_ / "out" / "copy.mkv";
+  {
+    VideoReader reader(src, {.keep_packets = true});
+    const VideoInfo& info = reader.info();
+    EXPECT_EQ(info.bit_depth, 10);
+    EXPECT_EQ(info.color_primaries, "bt2020");
+    EXPECT_EQ(info.color_transfer, "smpte2084");
+    EXPECT_EQ(info.color_matrix, "bt2020nc");
+    EXPECT_EQ(info.color_range, "tv");
+    VideoWriter writer(out, reader, {.codec = "ffv1", .pix_fmt = "yuv420p"});
+    Frame frame;
+    std::int64_t pts;
+    while (reader.read(frame, pts)) writer.write(frame, pts);
+    writer.finish();
+  }
+  VideoReader copy(out);
+  EXPECT_EQ(copy.info().bit_depth, 8);  // the pixel format asked for
+  EXPECT_EQ(copy.info().color_primaries, "bt2020");
+  EXPECT_EQ(copy.info().color_transfer, "smpte2084");
+  EXPECT_EQ(copy.info().color_matrix, "bt2020nc");
+  EXPECT_EQ(copy.info().color_range, "tv");
+  // An 8-bit stream that states nothing: nothing is read, and the writer's defaults apply.
+  VideoReader plain(source());
+  EXPECT_EQ(plain.info().bit_depth, 8);
+  EXPECT_EQ(plain.info().color_transfer, "");
+}
+
 TEST_F(VideoIo, StartDurationAndFrameLimit) {
   const fs::path src = source();
   const Decoded all = read_all(src);

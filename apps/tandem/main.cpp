@@ -284,6 +284,16 @@ void check_video_options(const RunOptions& o) {
   }
 }
 
+// Video is decoded to 8-bit RGBA for now: a deeper input is not cut to 8 bits without a word.
+void warn_about_depth(const tandem::VideoReader& reader) {
+  const tandem::VideoInfo& info = reader.info();
+  if (info.bit_depth <= 8) return;
+  std::fprintf(stderr,
+               "tandem: warning: '%s' is %d-bit video (%s); tandem processes video in 8 bits for "
+               "now, so only 8 bits of each component reach the output\n",
+               reader.name().c_str(), info.bit_depth, info.pixel_format.c_str());
+}
+
 int run_video(const RunOptions& o, tandem::AtomicFile* report) {
   std::error_code ec;
   if (o.output != "-" && fs::exists(o.output, ec) && !o.overwrite) {
@@ -301,6 +311,7 @@ int run_video(const RunOptions& o, tandem::AtomicFile* report) {
   ro.keep_packets = true;
   tandem::VideoReader reader(o.input, ro);
   const tandem::VideoInfo& info = reader.info();
+  warn_about_depth(reader);
 
   tandem::DeviceSet devices = tandem::DeviceSet::open(o.devices);
   tandem::Pipeline pipeline(devices, std::move(graph), pipeline_options(o));
@@ -407,6 +418,7 @@ int run_video_to_images(const RunOptions& o, tandem::AtomicFile* report) {
   ro.max_frames = sequence ? o.frames : 1;
   ro.on_error = o.on_error == "skip" ? tandem::OnDecodeError::skip : tandem::OnDecodeError::stop;
   tandem::VideoReader reader(o.input, ro);
+  warn_about_depth(reader);
   tandem::DeviceSet devices = tandem::DeviceSet::open(o.devices);
   tandem::Pipeline pipeline(devices, std::move(graph), pipeline_options(o));
 

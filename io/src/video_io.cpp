@@ -654,6 +654,27 @@ void VideoReader::Impl::open(const fs::path& path) {
   const char* pix = av_get_pix_fmt_name(static_cast<AVPixelFormat>(st->codecpar->format));
   info.pixel_format = pix ? pix : "unknown";
   info.container = ctx->iformat->name;
+  if (const AVPixFmtDescriptor* d =
+          av_pix_fmt_desc_get(static_cast<AVPixelFormat>(st->codecpar->format))) {
+    info.bit_depth = d->comp[0].depth;
+  }
+  // Names of what the stream states; none for "unspecified" or a value FFmpeg does not know.
+  auto named = [](const char* name) {
+    return name && std::strcmp(name, "unknown") != 0 ? name : "";
+  };
+  const AVCodecParameters* par = st->codecpar;
+  if (stored_value(par->color_primaries) != AVCOL_PRI_UNSPECIFIED) {
+    info.color_primaries = named(av_color_primaries_name(par->color_primaries));
+  }
+  if (stored_value(par->color_trc) != AVCOL_TRC_UNSPECIFIED) {
+    info.color_transfer = named(av_color_transfer_name(par->color_trc));
+  }
+  if (stored_value(par->color_space) != AVCOL_SPC_UNSPECIFIED) {
+    info.color_matrix = named(av_color_space_name(par->color_space));
+  }
+  if (stored_value(par->color_range) != AVCOL_RANGE_UNSPECIFIED) {
+    info.color_range = named(av_color_range_name(par->color_range));
+  }
   if (rate.num > 0 && rate.den > 0) {
     frame_step = std::max<std::int64_t>(1, av_rescale_q(1, av_inv_q(rate), time_base));
   }
@@ -1363,9 +1384,25 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
     enc->time_base = encoder_time_base;
     if (video.frame_rate.valid()) enc->framerate = rate;
     if (is_yuv(pix) && !is_full_range_yuvj(pix)) {
+      // The input's matrix and range where it states them (the RGBA frames are matrix-free);
+      // otherwise what players assume: BT.709 from 720 lines, limited range.
+      const int matrix =
+          video.color_matrix.empty() ? -1 : av_color_space_from_name(video.color_matrix.c_str());
       const bool hd = height >= 720;
-      enc->colorspace = hd ? AVCOL_SPC_BT709 : AVCOL_SPC_SMPTE170M;
-      enc->color_range = AVCOL_RANGE_MPEG;
+      enc->colorspace = matrix >= 0 && matrix != AVCOL_SPC_RGB ? static_cast<AVColorSpace>(matrix)
+                        : hd                                   ? AVCOL_SPC_BT709
+                                                               : AVCOL_SPC_SMPTE170M;
+      enc->color_range = video.color_range == "pc" ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
+    }
+    // The frames keep the input's primaries and transfer: the tags say so (HDR10's BT.2020 and
+    // PQ included).
+    if (!video.color_primaries.empty()) {
+      const int v = av_color_primaries_from_name(video.color_primaries.c_str());
+      if (v >= 0) enc->color_primaries = static_cast<AVColorPrimaries>(v);
+    }
+    if (!video.color_transfer.empty()) {
+      const int v = av_color_transfer_from_name(video.color_transfer.c_str());
+      if (v >= 0) enc->color_trc = static_cast<AVColorTransferCharacteristic>(v);
     }
     if (options.bitrate > 0) enc->bit_rate = options.bitrate;
     if (options.crf < -1) {
@@ -1422,6 +1459,19 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
       throw Error(what() + explain(log, r));
     }
     video_stream->time_base = encoder_time_base;
+    // HDR10's static metadata (mastering display, content light level) goes with the stream.
+    if (source && source_video >= 0) {
+      for (const AVPacketSideDataType type :
+           {AV_PKT_DATA_MASTERING_DISPLAY_METADATA, AV_PKT_DATA_CONTENT_LIGHT_LEVEL}) {
+        std::size_t size = 0;
+        const std::uint8_t* data =
+            av_stream_get_side_data(source->streams[source_video], type, &size);
+        if (!data || size == 0) continue;
+        std::uint8_t* copy = av_stream_new_side_data(video_stream, type, size);
+        if (!copy) throw std::bad_alloc();
+        std::memcpy(copy, data, size);
+      }
+    }
     if (video.frame_rate.valid()) video_stream->avg_frame_rate = rate;
     std::optional<std::array<std::int32_t, 9>> matrix = video.display_matrix;
     if (!matrix && video.rotation % 360 != 0) {
@@ -1485,9 +1535,11 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
                          nullptr, nullptr);
     if (!sws) throw Error(what() + "cannot convert RGBA to " + pix_fmt_name);
     if (is_yuv(pix)) {
-      sws_setColorspaceDetails(sws, sws_getCoefficients(SWS_CS_DEFAULT), 1,
-                               sws_getCoefficients(sws_matrix(enc->colorspace, height)),
-                               is_full_range_yuvj(pix) ? 1 : 0, 0, 1 << 16, 1 << 16);
+      sws_setColorspaceDetails(
+          sws, sws_getCoefficients(SWS_CS_DEFAULT), 1,
+          sws_getCoefficients(sws_matrix(enc->colorspace, height)),
+          is_full_range_yuvj(pix) || enc->color_range == AVCOL_RANGE_JPEG ? 1 : 0, 0, 1 << 16,
+          1 << 16);
     }
   } catch (...) {
     options.keep_partial = false;  // nothing worth keeping was written
@@ -1548,6 +1600,8 @@ void VideoWriter::Impl::write(const Frame& frame, std::int64_t pts) {
   picture->pts = t;
   picture->color_range = encoder->color_range;
   picture->colorspace = encoder->colorspace;
+  picture->color_primaries = encoder->color_primaries;
+  picture->color_trc = encoder->color_trc;
   r = avcodec_send_frame(encoder.get(), picture.get());
   if (r < 0) throw Error(what() + "the " + codec_name + " encoder failed: " + explain(log, r));
   drain(false);

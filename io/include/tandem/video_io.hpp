@@ -87,6 +87,14 @@ struct VideoInfo {
   std::string codec;         ///< "h264", "ffv1", ...
   std::string pixel_format;  ///< the decoder's, e.g. "yuv420p"
   std::string container;     ///< FFmpeg's demuxer name, e.g. "matroska,webm"
+  /// Bits per component of the decoder's pixel format (8, 10, 12). read() gives 8 whatever it is.
+  int bit_depth = 8;
+  /// The colour description the stream states, in FFmpeg's names; empty where it states none.
+  /// VideoWriter writes them back (RGBA frames keep the input's primaries and transfer).
+  std::string color_primaries;  ///< "bt709", "bt2020", ...
+  std::string color_transfer;   ///< "bt709", "smpte2084" (PQ), "arib-std-b67" (HLG), ...
+  std::string color_matrix;     ///< "bt709", "bt2020nc", "smpte170m", ...
+  std::string color_range;      ///< "tv" (limited) or "pc" (full)
 };
 
 enum class StreamKind { audio, subtitle, data };
