@@ -253,6 +253,11 @@ if "$tandem" --help | grep -q -- "--codec" && command -v ffmpeg >/dev/null; then
   tags=$(ffprobe -v error -select_streams v:0 -show_entries stream=color_primaries,color_transfer,color_space -of csv=p=0 "$work/out/deep.mkv")
   [ "$tags" = "bt2020nc,smpte2084,bt2020" ] && pass=$((pass + 1)) ||
     { fail=$((fail + 1)); echo "FAIL colour tags not carried: '$tags'"; }
+  # x265 logs past FFmpeg's log: kept to errors, the output is tandem's summary alone.
+  if ffmpeg -hide_banner -encoders 2>/dev/null | grep -q libx265; then
+    expect_ok "libx265 quietly" -i "$work/in.mkv" -o "$work/out/h.mkv" -f saturation --codec libx265 --frames 5
+    grep -q "x265 \[" "$work/stderr" && { fail=$((fail + 1)); echo "FAIL x265 logged"; head -3 "$work/stderr"; } || pass=$((pass + 1))
+  fi
   expect_error "crf above the encoder's range" "crf 60 is out of the libx264 encoder's range 0..51" "$work/out/x.mkv" -- -i "$work/in.mkv" -o "$work/out/x.mkv" -f saturation --crf 60
   expect_error "negative crf" "crf -5 is negative" "$work/out/x.mkv" -- -i "$work/in.mkv" -o "$work/out/x.mkv" -f saturation --crf -5
   # Ctrl-C, kill and a closed terminal: nothing left at the output, or with --keep-partial a

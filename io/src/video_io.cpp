@@ -1431,6 +1431,8 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
       av_opt_set_int(enc->priv_data, "crf", options.crf, 0);
     }
     enc->thread_count = options.threads;
+    // x265 logs to stderr itself, past FFmpeg's log (which tandem keeps quiet): errors only.
+    if (codec_name == "libx265") av_opt_set(enc->priv_data, "x265-params", "log-level=error", 0);
     if (container->flags & AVFMT_GLOBALHEADER) enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
     int r = avcodec_open2(enc, codec, nullptr);
     if (r < 0) {
