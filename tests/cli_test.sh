@@ -76,7 +76,7 @@ fi
 
 # Usage errors: one line and exit code 2, FFmpeg's single-dash options included (-hwaccel was
 # read as -h: the whole help and exit 0).
-for args in "-hwaccel auto" "--frobnicate" "-yes"; do
+for args in "-hwaccel auto" "--frobnicate" "-yes" "-report x.json"; do
   # shellcheck disable=SC2086
   "$tandem" $args -i "$sample" -o "$work/out/u.png" -f saturation >"$work/stdout" 2>"$work/stderr"
   rc=$?
@@ -258,6 +258,11 @@ if "$tandem" --help | grep -q -- "--codec" && command -v ffmpeg >/dev/null; then
     expect_ok "libx265 quietly" -i "$work/in.mkv" -o "$work/out/h.mkv" -f saturation --codec libx265 --frames 5
     grep -q "x265 \[" "$work/stderr" && { fail=$((fail + 1)); echo "FAIL x265 logged"; head -3 "$work/stderr"; } || pass=$((pass + 1))
   fi
+  # --an leaves the audio out, as FFmpeg's -an does; the video is all there.
+  expect_ok "--an" -i "$work/in.mkv" -o "$work/out/an.mkv" -f saturation --an
+  audio=$(ffprobe -v error -select_streams a -show_entries stream=index -of csv=p=0 "$work/out/an.mkv" | wc -l)
+  [ "$audio" -eq 0 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --an left $audio audio streams"; }
+  frames 50 "$work/out/an.mkv"
   expect_error "crf above the encoder's range" "crf 60 is out of the libx264 encoder's range 0..51" "$work/out/x.mkv" -- -i "$work/in.mkv" -o "$work/out/x.mkv" -f saturation --crf 60
   expect_error "negative crf" "crf -5 is negative" "$work/out/x.mkv" -- -i "$work/in.mkv" -o "$work/out/x.mkv" -f saturation --crf -5
   # Ctrl-C, kill and a closed terminal: nothing left at the output, or with --keep-partial a

@@ -86,6 +86,7 @@ struct RunOptions {
   std::string progress = "auto";
   bool keep_partial = false;
   bool no_copy = false;
+  bool no_audio = false, no_subtitles = false, no_data = false;
 };
 
 // Ctrl-C, SIGTERM (kill, timeout) and SIGHUP (a closed terminal) stop a run cleanly: the frames
@@ -326,6 +327,9 @@ int run_video(const RunOptions& o, tandem::AtomicFile* report) {
   wo.pix_fmt = o.pix_fmt;
   wo.keep_partial = o.keep_partial;
   wo.copy_streams = !o.no_copy;
+  wo.no_audio = o.no_audio;
+  wo.no_subtitles = o.no_subtitles;
+  wo.no_data = o.no_data;
   tandem::VideoWriter writer(o.output, reader, wo);
   for (const auto& what : writer.left_out()) {
     std::fprintf(stderr, "tandem: not written: %s\n", what.c_str());
@@ -524,6 +528,10 @@ int main(int argc, char** argv) {
       ->capture_default_str()->group(video);
   app.add_flag("--no-copy", o.no_copy, "Write the video alone: leave audio, subtitles and data out")
       ->group(video);
+  app.add_flag("--an", o.no_audio, "Leave the audio streams out (FFmpeg's -an)")->group(video);
+  app.add_flag("--sn", o.no_subtitles, "Leave the subtitle streams out (FFmpeg's -sn)")
+      ->group(video);
+  app.add_flag("--dn", o.no_data, "Leave the data streams out (FFmpeg's -dn)")->group(video);
   app.add_flag("--keep-partial", o.keep_partial,
                "On Ctrl-C or an error, keep what was written as a playable file")->group(video);
 #endif
@@ -535,11 +543,15 @@ int main(int argc, char** argv) {
     // FFmpeg's single-dash long options (-hwaccel, -an, -crf) would be read as clusters of
     // short flags, -hwaccel as -h: the whole help and exit 0.
     for (int k = 1; k < argc; ++k) {
-      const std::string_view arg = argv[k];
+      const std::string arg = argv[k];
       if (arg == "--") break;
-      if (arg.size() > 2 && arg[0] == '-' && (arg[1] == 'h' || arg[1] == 'y')) {
-        throw CLI::ExtrasError({std::string(arg)});
+      if (arg.size() <= 2 || arg[0] != '-' || arg[1] == '-') continue;
+      if (app.get_option_no_throw("-" + arg)) {
+        throw CLI::ParseError("unknown option '" + arg + "': tandem's long options take two "
+                              "dashes, as in -" + arg,
+                              CLI::ExitCodes::ExtrasError);
       }
+      if (arg[1] == 'h' || arg[1] == 'y') throw CLI::ExtrasError({arg});
     }
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

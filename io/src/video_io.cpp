@@ -1303,6 +1303,11 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
     std::vector<const AVStream*> to_copy;
     if (source && source_streams && options.copy_streams) {
       for (const StreamInfo& si : *source_streams) {
+        if ((si.kind == StreamKind::audio && options.no_audio) ||
+            (si.kind == StreamKind::subtitle && options.no_subtitles) ||
+            (si.kind == StreamKind::data && options.no_data)) {
+          continue;
+        }
         const AVStream* in = source->streams[si.index];
         const AVMediaType type = in->codecpar->codec_type;
         // A container with no codec of this kind at all (YUV4MPEG2 has only video) leaves the

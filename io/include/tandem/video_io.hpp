@@ -196,6 +196,8 @@ struct VideoWriterOptions {
   bool keep_partial = false;
   /// A writer made from a VideoReader copies its streams(); false writes the video alone.
   bool copy_streams = true;
+  /// Kinds of the reader's streams left out of the copy (FFmpeg's -an, -sn, -dn).
+  bool no_audio = false, no_subtitles = false, no_data = false;
   /// Encoder threads; 0 lets FFmpeg choose.
   int threads = 0;
 };
