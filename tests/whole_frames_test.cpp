@@ -146,7 +146,7 @@ TEST(WholeFrames, ASecondRunStartsFromTheFrameTimesOfTheFirst) {
   };
   auto remembered = [](const std::vector<std::string>& decisions) {
     return std::count_if(decisions.begin(), decisions.end(), [](const std::string& line) {
-      return line.find("a frame from the last run") != std::string::npos;
+      return line.find("ms each) from the last run") != std::string::npos;
     });
   };
   EXPECT_EQ(remembered(run()), 0);  // nothing kept yet, and no band before: unseeded

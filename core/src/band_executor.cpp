@@ -49,6 +49,8 @@ BandExecutor::BandExecutor(DeviceSet& devices, Plan& plan, Schedule schedule, in
 
 cl::Buffer BandExecutor::frame_buffer(const Frame& frame, const Device& device,
                                       cl_mem_flags flags) {
+  // A frame may be on the devices twice (an input submitted again), from two feeding threads.
+  std::lock_guard lock(bindings_mutex_);
   auto binding = std::static_pointer_cast<FrameBinding>(frame.binding());
   if (!binding || binding->owner != id_) {
     binding = std::make_shared<FrameBinding>();

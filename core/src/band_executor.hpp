@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <vector>
 
 #include <CL/opencl.hpp>
@@ -67,6 +68,7 @@ class BandExecutor {
   Plan& plan_;
   Schedule schedule_;
   HostAllocator pinned_;  // host memory the set's discrete GPU reads into without staging
+  std::mutex bindings_mutex_;          // guards the frames' wrappers (frame_buffer())
   std::vector<Workspace> workspaces_;  // slot-major: slot * devices + device
   std::vector<BandPlan> band_plans_;   // beside workspaces_, one each
   std::uint64_t generation_ = 1;

@@ -82,7 +82,10 @@ struct Pipeline::Impl {
   bool frames_mode = false;  // whole frames from now on
   std::unique_ptr<detail::FrameScheduler> frame_scheduler;
   std::vector<cl_ulong> last_end_ns;        // per device, its last whole frame's end
-  std::vector<double> band_ms_per_row;      // per device, from its last band (0: none yet)
+  // Per device, from its last band (0: none yet): its time per row with its copies and kernels
+  // one after another, and with them overlapping (the longest of the three), as frames in
+  // flight do.
+  std::vector<double> band_ms_per_row, band_interval_per_row;
   int frames_learned = 0;  // frames the bands policy observed (a split worth saving)
   detail::Plan lowered;  // the graph's passes; the names below are its parts
   std::vector<std::unique_ptr<Filter>>& filters = lowered.filters;
@@ -163,6 +166,7 @@ struct Pipeline::Impl {
         std::make_unique<detail::FrameScheduler>(devices.size(), options.frames_on_devices);
     last_end_ns.assign(devices.size(), 0);
     band_ms_per_row.assign(devices.size(), 0.0);
+    band_interval_per_row.assign(devices.size(), 0.0);
     stats = detail::FrameStatistics(capacity());
     // As many workspaces per device as frames may be on the devices, and one more: whole frames
     // that a failed device leaves to another may take it past its share, up to every frame
@@ -199,9 +203,10 @@ struct Pipeline::Impl {
     std::vector<std::unique_lock<std::mutex>> devices;
   };
   Exclusive exclusive();
-  // Wraps `input` and `output` in the context of every device that shares the host's memory,
-  // before threads that enqueue look the wrappers up.
-  void bind_frames(const Frame& input, const Frame& output);
+  // Wraps `input` and `output` in the context of every device that shares the host's memory
+  // (`only`: of that device alone, where it does), before threads that enqueue look the
+  // wrappers up.
+  void bind_frames(const Frame& input, const Frame& output, std::size_t only = kEveryDevice);
   // Enqueues every band of `f`; throws DeviceFailure, or Error for a program that does not
   // build, once what it enqueued has ended. With `held` (exclusive()), one band after another;
   // else each device's band on its own thread under its lock, the first here.
@@ -288,9 +293,9 @@ Pipeline::Impl::Exclusive Pipeline::Impl::exclusive() {
   return held;
 }
 
-void Pipeline::Impl::bind_frames(const Frame& input, const Frame& output) {
+void Pipeline::Impl::bind_frames(const Frame& input, const Frame& output, std::size_t only) {
   for (std::size_t d = 0; d < devices.size(); ++d) {
-    if (!devices[d].info().host_unified_memory) continue;
+    if ((only != kEveryDevice && d != only) || !devices[d].info().host_unified_memory) continue;
     executor->frame_buffer(input, devices[d], CL_MEM_READ_ONLY);
     executor->frame_buffer(output, devices[d], CL_MEM_READ_WRITE);
   }
@@ -393,7 +398,10 @@ void Pipeline::Impl::feed_whole_frame(InFlight& f) {
   std::unique_lock lock(mutex);
   for (;;) {
     // Its device may have failed since the frame was given to it.
-    if (failed[f.device]) give_whole_frame(f, pick_device_again(f));
+    if (failed[f.device]) {
+      give_whole_frame(f, pick_device_again(f));
+      bind_frames(*f.input, *f.output, f.device);
+    }
     if (f.collect_stats) stats.apply_for(passes, f.ticket);
     lock.unlock();
     std::optional<DeviceFailure> failed_on;
@@ -595,7 +603,10 @@ void Pipeline::Impl::learn(const std::vector<DeviceTimes>& times, bool overlappe
       report.devices[d].fixed_ms += timings[d].fixed_ms;
       ++report.devices[d].fixed_bands;
     }
-    if (times[d].rows > 0) band_ms_per_row[d] = times[d].total() / times[d].rows;
+    if (times[d].rows > 0) {
+      band_ms_per_row[d] = times[d].total() / times[d].rows;
+      band_interval_per_row[d] = times[d].cost(true) / times[d].rows;
+    }
   }
   policy->observe(timings, wall_ms);
   report.learned_split = policy->state();
@@ -810,16 +821,20 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
               "devices"};
     // What each device's frames took in the last run of this graph and size, or else what its
     // bands took (high, the band's fixed costs spread over fewer rows), predicts its whole
-    // frames: a device far slower than the others takes no probe frame.
+    // frames: a device far slower than the others takes no probe frame. From a band, a frame
+    // follows every `interval` (its copies and kernels overlapping those of the frames beside
+    // it: a discrete GPU's pace is about half its band's time) and takes `latency` alone.
     for (std::size_t d = 0; d < m.devices.size(); ++d) {
       const double last = d < m.last_frame_ms.size() ? m.last_frame_ms[d] : 0.0;
       const bool remembered = std::isfinite(last) && last > 0;
-      const double ms = remembered ? last : m.band_ms_per_row[d] * input.height();
-      if (ms <= 0) continue;
-      m.frame_scheduler->seed(d, {ms, ms});
-      char line[96];
-      std::snprintf(line, sizeof line, "device %zu predicted at %.3g ms a frame from %s", d, ms,
-                    remembered ? "the last run" : "its band");
+      const double latency = remembered ? last : m.band_ms_per_row[d] * input.height();
+      const double interval = remembered ? last : m.band_interval_per_row[d] * input.height();
+      if (interval <= 0) continue;
+      m.frame_scheduler->seed(d, {interval, latency});
+      char line[128];
+      std::snprintf(line, sizeof line,
+                    "device %zu predicted at a frame every %.3g ms (%.3g ms each) from %s", d,
+                    interval, latency, remembered ? "the last run" : "its band");
       lines.push_back(line);
     }
     m.note(lines);
@@ -856,7 +871,7 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
     // Its device's thread enqueues it, after the frames given to that device before; this
     // thread goes on to the next frame. A failure is thrown by whoever completes the frame.
     lock.unlock();
-    m.bind_frames(input, output);
+    m.bind_frames(input, output, device);
     if (m.devices.size() == 1) {
       m.feed_whole_frame(f);  // no thread to hand it to
     } else {
