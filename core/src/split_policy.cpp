@@ -191,6 +191,7 @@ constexpr double kProbeShareMax = 0.125;
 // (one row where its fixed costs alone exceed that), and runs only while probes cost at most 1%
 // of the frames' time.
 constexpr double kProbeBudget = 0.01;
+constexpr double kColdProbeFrames = 10;
 
 struct Sample {
   double rows = 0;
@@ -374,19 +375,25 @@ class AdaptivePolicy final : public SplitPolicy {
                   std::to_string(devices_.size()) + " devices");
     }
     double rows = 0, frame_ms = 0;
-    bool probed = false;
+    std::vector<std::size_t> probed;
     for (std::size_t i = 0; i < timings.size(); ++i) {
       const BandTiming& t = timings[i];
       rows += std::max(t.rows, 0);
-      if (t.ok && t.rows > 0 && std::isfinite(t.ms)) frame_ms = std::max(frame_ms, t.ms);
+      if (!t.ok || t.rows <= 0 || !std::isfinite(t.ms)) continue;
+      frame_ms = std::max(frame_ms, t.ms);
+      devices_[i].last_ms = t.ms;
       // (A device's first band builds its programs: a cost of the run, not of probing.)
-      probed = probed || (devices_[i].probing && devices_[i].warmed && t.rows > 0);
+      if (devices_[i].probing && devices_[i].warmed) probed.push_back(i);
     }
     if (rows > 0) height_ = rows;
     // The budget's base is what the frames take at the split's predicted time: the first
     // frames, slow while the devices build and the split is far off, would inflate it.
     frames_ms_ += std::min(frame_ms, predicted_time(share_));
-    if (probed) probes_ms_ += std::max(0.0, frame_ms - probed_against_ms_);
+    if (!probed.empty()) {
+      const double excess = std::max(0.0, frame_ms - probed_against_ms_);
+      probes_ms_ += excess;
+      for (std::size_t i : probed) devices_[i].probe_cost = excess;
+    }
     for (std::size_t i = 0; i < devices_.size(); ++i) {
       if (!live_.alive(i)) continue;
       Device& d = devices_[i];
@@ -427,6 +434,8 @@ class AdaptivePolicy final : public SplitPolicy {
     int probe_interval = kProbeFirst;
     double probe_share = kProbeShare;
     int retries = 0;  // probes in a row without a usable sample
+    double last_ms = 0;     // its latest band's time
+    double probe_cost = 0;  // what its next probe is taken to add to the frame, at least
   };
 
   // Rows per device that make the devices in `members` finish together at `time`, those whose
@@ -537,6 +546,10 @@ class AdaptivePolicy final : public SplitPolicy {
         d.until_probe = d.probe_interval = kProbeFirst;
         d.probe_share = kProbeShare;
         d.retries = 0;
+        // Until a probe is measured, one is taken to cost what its last band took, up to ten
+        // frames: a device idle for a while starts slower than its model says (PoCL: 9 ms for
+        // a probe of 16 rows of 1080p bilateral whose model said it fit in the frame's 0.53).
+        d.probe_cost = std::min(d.last_ms, kColdProbeFrames * predicted_time(proposal));
       }
     }
     share_ = std::move(proposal);
@@ -600,14 +613,14 @@ class AdaptivePolicy final : public SplitPolicy {
     const Device& d = devices_[i];
     const DeviceModel& m = d.model;
     probed_against_ms_ = predicted_time(share_);
-    double share = d.probe_share, excess = 0;
+    double share = d.probe_share, excess = d.probe_cost;
     if (m.known() && height_ > 0 && probed_against_ms_ > 0) {
       const double fits = (probed_against_ms_ - m.overhead()) / m.cost();
       if (fits >= 1) {
         share = std::min(share, fits / height_);
       } else {
         share = 1 / height_;
-        excess = m.overhead() + m.cost() - probed_against_ms_;
+        excess = std::max(excess, m.overhead() + m.cost() - probed_against_ms_);
       }
     }
     return probes_ms_ + excess <= kProbeBudget * frames_ms_ ? share : 0.0;
