@@ -167,11 +167,8 @@ namespace {
 TEST(SplitMemory, ASecondRunStartsFromTheLearnedRatio) {
   if (!two_devices()) GTEST_SKIP() << "needs two OpenCL devices";
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("tandem-split-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  const char* old = std::getenv("TANDEM_CACHE_DIR");
-  const std::string saved = old ? old : "";
-  ::setenv("TANDEM_CACHE_DIR", dir.c_str(), 1);
+  const test::ScopedCacheDir cache("split");
+  const fs::path& dir = cache.path();
   const Frame input = test::random_frame(640, 240, PixelFormat::rgba8, 5);
   std::vector<double> learned;
   {
@@ -217,8 +214,6 @@ TEST(SplitMemory, ASecondRunStartsFromTheLearnedRatio) {
     Frame out;
     EXPECT_NO_THROW(third.process(input, out));
   }
-  if (old) ::setenv("TANDEM_CACHE_DIR", saved.c_str(), 1); else ::unsetenv("TANDEM_CACHE_DIR");
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 #include "test_support.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <sstream>
@@ -140,6 +143,24 @@ void copy_rgba8(const Frame& input, Frame& output) {
   for (int y = 0; y < output.height(); ++y) {
     std::memcpy(output.row(y), input.row(y), static_cast<std::size_t>(output.width()) * 4);
   }
+}
+
+ScopedCacheDir::ScopedCacheDir(const std::string& name)
+    : dir_(std::filesystem::temp_directory_path() /
+           ("tandem-" + name + "-" + std::to_string(::getpid()))) {
+  std::filesystem::remove_all(dir_);
+  if (const char* old = std::getenv("TANDEM_CACHE_DIR")) saved_ = old;
+  ::setenv("TANDEM_CACHE_DIR", dir_.c_str(), 1);
+}
+
+ScopedCacheDir::~ScopedCacheDir() {
+  if (saved_) {
+    ::setenv("TANDEM_CACHE_DIR", saved_->c_str(), 1);
+  } else {
+    ::unsetenv("TANDEM_CACHE_DIR");
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
 }
 
 }  // namespace tandem::test

@@ -2,7 +2,9 @@
 // Shared helpers of the test suites: random frames, comparisons, and running a graph on one
 // chosen device.
 #include <cstdint>
+#include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,5 +64,21 @@ std::string error_of(const std::function<void()>& f);
 void enqueue_row_copies(BandContext& ctx, const DeviceImage& input, const DeviceImage& output);
 /// Copies the RGBA8 pixels of `input` into `output`: those filters' host reference.
 void copy_rgba8(const Frame& input, Frame& output);
+
+/// TANDEM_CACHE_DIR pointed at a fresh directory of the process's own while it lives (built
+/// programs and learned splits go there), then set back and the directory removed, a test that
+/// fails early included.
+class ScopedCacheDir {
+ public:
+  explicit ScopedCacheDir(const std::string& name);
+  ~ScopedCacheDir();
+  ScopedCacheDir(const ScopedCacheDir&) = delete;
+  ScopedCacheDir& operator=(const ScopedCacheDir&) = delete;
+  const std::filesystem::path& path() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+  std::optional<std::string> saved_;
+};
 
 }  // namespace tandem::test

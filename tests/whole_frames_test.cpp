@@ -3,10 +3,7 @@
 // and however the frames were timed.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -130,11 +127,7 @@ TEST(WholeFrames, AStreamEqualsOneDeviceFrameByFrame) {
 // starts from it, and a damaged file only costs that.
 TEST(WholeFrames, ASecondRunStartsFromTheFrameTimesOfTheFirst) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("tandem-frames-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  const char* old = std::getenv("TANDEM_CACHE_DIR");
-  const std::string saved = old ? old : "";
-  ::setenv("TANDEM_CACHE_DIR", dir.c_str(), 1);
+  const test::ScopedCacheDir cache("frames");
   const std::vector<Frame> inputs = sources(12);
   auto run = [&] {
     DeviceSet set = DeviceSet::open("all");
@@ -154,17 +147,12 @@ TEST(WholeFrames, ASecondRunStartsFromTheFrameTimesOfTheFirst) {
   // from it.
   EXPECT_GE(remembered(run()), 1);
   std::size_t files = 0;
-  for (const auto& e : fs::directory_iterator(dir / "splits")) {
+  for (const auto& e : fs::directory_iterator(cache.path() / "splits")) {
     ++files;
     std::ofstream(e.path()) << "nan -3\n";
   }
   EXPECT_GE(files, 1u);
   EXPECT_EQ(remembered(run()), 0);
-  if (old)
-    ::setenv("TANDEM_CACHE_DIR", saved.c_str(), 1);
-  else
-    ::unsetenv("TANDEM_CACHE_DIR");
-  fs::remove_all(dir);
 }
 
 // Frame N runs with the statistics of the frames up to N - capacity(): a frame's output is the

@@ -276,13 +276,27 @@ class Progress {
   std::chrono::steady_clock::time_point shown_{};
 };
 
-void check_video_options(const RunOptions& o) {
+// The graph of a video run, checked with the video options before any work.
+tandem::Graph video_graph(const RunOptions& o) {
   if (o.on_error != "stop" && o.on_error != "skip") {
     throw tandem::Error("--on-error must be stop or skip, not '" + o.on_error + "'");
   }
   if (o.progress != "auto" && o.progress != "json" && o.progress != "none") {
     throw tandem::Error("--progress must be auto, json or none, not '" + o.progress + "'");
   }
+  tandem::Graph graph = tandem::Graph::parse(o.graph);
+  graph.validate(tandem::PixelFormat::rgba8);
+  return graph;
+}
+
+// What a video run reads.
+tandem::VideoReaderOptions reader_options(const RunOptions& o) {
+  tandem::VideoReaderOptions ro;
+  ro.start = o.start;
+  ro.duration = o.duration;
+  ro.max_frames = o.frames;
+  ro.on_error = o.on_error == "skip" ? tandem::OnDecodeError::skip : tandem::OnDecodeError::stop;
+  return ro;
 }
 
 // Video is decoded to 8-bit RGBA for now: a deeper input is not cut to 8 bits without a word.
@@ -300,15 +314,8 @@ int run_video(const RunOptions& o, tandem::AtomicFile* report) {
   if (o.output != "-" && fs::exists(o.output, ec) && !o.overwrite) {
     throw tandem::Error("output '" + o.output + "' already exists (use -y to overwrite it)");
   }
-  check_video_options(o);
-  tandem::Graph graph = tandem::Graph::parse(o.graph);
-  graph.validate(tandem::PixelFormat::rgba8);
-
-  tandem::VideoReaderOptions ro;
-  ro.start = o.start;
-  ro.duration = o.duration;
-  ro.max_frames = o.frames;
-  ro.on_error = o.on_error == "skip" ? tandem::OnDecodeError::skip : tandem::OnDecodeError::stop;
+  tandem::Graph graph = video_graph(o);
+  tandem::VideoReaderOptions ro = reader_options(o);
   ro.keep_packets = true;
   tandem::VideoReader reader(o.input, ro);
   const tandem::VideoInfo& info = reader.info();
@@ -413,14 +420,9 @@ int run_video_to_images(const RunOptions& o, tandem::AtomicFile* report) {
     throw tandem::Error("cannot write '" + first.string() + "': the directory '" +
                         first.parent_path().string() + "' does not exist");
   }
-  check_video_options(o);
-  tandem::Graph graph = tandem::Graph::parse(o.graph);
-  graph.validate(tandem::PixelFormat::rgba8);
-  tandem::VideoReaderOptions ro;
-  ro.start = o.start;
-  ro.duration = o.duration;
-  ro.max_frames = sequence ? o.frames : 1;
-  ro.on_error = o.on_error == "skip" ? tandem::OnDecodeError::skip : tandem::OnDecodeError::stop;
+  tandem::Graph graph = video_graph(o);
+  tandem::VideoReaderOptions ro = reader_options(o);
+  if (!sequence) ro.max_frames = 1;
   tandem::VideoReader reader(o.input, ro);
   warn_about_depth(reader);
   tandem::DeviceSet devices = tandem::DeviceSet::open(o.devices);
