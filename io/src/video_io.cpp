@@ -323,6 +323,15 @@ int stored_value(const Enum& field) {
   return value;
 }
 
+// FFmpeg's name of a colour description's `value` (an int as stored, stored_value()); empty for
+// `unspecified`, for a value out of the enum's [0, count), and for one FFmpeg has no name for.
+template <typename Enum>
+std::string colour_name(int value, int unspecified, int count, const char* (*name)(Enum)) {
+  if (value == unspecified || value < 0 || value >= count) return "";
+  const char* n = name(static_cast<Enum>(value));
+  return n && std::strcmp(n, "unknown") != 0 ? n : "";
+}
+
 // The YCbCr matrix of a stream (an AVColorSpace value); unmarked ones and values FFmpeg does not
 // know follow what players assume: BT.709 from 720 lines.
 int sws_matrix(int space, int height) {
@@ -658,23 +667,17 @@ void VideoReader::Impl::open(const fs::path& path) {
           av_pix_fmt_desc_get(static_cast<AVPixelFormat>(st->codecpar->format))) {
     info.bit_depth = d->comp[0].depth;
   }
-  // Names of what the stream states; none for "unspecified" or a value FFmpeg does not know.
-  auto named = [](const char* name) {
-    return name && std::strcmp(name, "unknown") != 0 ? name : "";
-  };
+  // Names of what the stream states; none for "unspecified" or a value FFmpeg does not know
+  // (a damaged file can store any number there: it is read as an int and checked first).
   const AVCodecParameters* par = st->codecpar;
-  if (stored_value(par->color_primaries) != AVCOL_PRI_UNSPECIFIED) {
-    info.color_primaries = named(av_color_primaries_name(par->color_primaries));
-  }
-  if (stored_value(par->color_trc) != AVCOL_TRC_UNSPECIFIED) {
-    info.color_transfer = named(av_color_transfer_name(par->color_trc));
-  }
-  if (stored_value(par->color_space) != AVCOL_SPC_UNSPECIFIED) {
-    info.color_matrix = named(av_color_space_name(par->color_space));
-  }
-  if (stored_value(par->color_range) != AVCOL_RANGE_UNSPECIFIED) {
-    info.color_range = named(av_color_range_name(par->color_range));
-  }
+  info.color_primaries = colour_name(stored_value(par->color_primaries), AVCOL_PRI_UNSPECIFIED,
+                                     AVCOL_PRI_NB, av_color_primaries_name);
+  info.color_transfer = colour_name(stored_value(par->color_trc), AVCOL_TRC_UNSPECIFIED,
+                                    AVCOL_TRC_NB, av_color_transfer_name);
+  info.color_matrix = colour_name(stored_value(par->color_space), AVCOL_SPC_UNSPECIFIED,
+                                  AVCOL_SPC_NB, av_color_space_name);
+  info.color_range = colour_name(stored_value(par->color_range), AVCOL_RANGE_UNSPECIFIED,
+                                 AVCOL_RANGE_NB, av_color_range_name);
   if (rate.num > 0 && rate.den > 0) {
     frame_step = std::max<std::int64_t>(1, av_rescale_q(1, av_inv_q(rate), time_base));
   }
