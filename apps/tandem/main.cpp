@@ -416,10 +416,7 @@ int run_video_to_images(const RunOptions& o, tandem::AtomicFile* report) {
   if (fs::exists(first, ec) && !o.overwrite) {
     throw tandem::Error("output '" + first.string() + "' already exists (use -y to overwrite it)");
   }
-  if (first.has_parent_path() && !fs::is_directory(first.parent_path(), ec)) {
-    throw tandem::Error("cannot write '" + first.string() + "': the directory '" +
-                        first.parent_path().string() + "' does not exist");
-  }
+  { const tandem::AtomicFile writable(first); }  // an unwritable place fails before any work
   tandem::Graph graph = video_graph(o);
   tandem::VideoReaderOptions ro = reader_options(o);
   if (!sequence) ro.max_frames = 1;
@@ -462,7 +459,7 @@ int run_video_to_images(const RunOptions& o, tandem::AtomicFile* report) {
     return StopOnSignals::exit_code();
   }
   if (written.empty()) throw tandem::Error("'" + o.input + "' has no frame in the range asked for");
-  if (!written.empty() && !pipeline.report().split_trace.empty()) {
+  if (!pipeline.report().split_trace.empty()) {
     progress.update(static_cast<std::int64_t>(written.size()), pipeline.report().split_trace.back(),
                     devices, true);
   }

@@ -1,7 +1,6 @@
 // One device's share of one frame (band_executor.hpp).
 #include "band_executor.hpp"
 
-#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <map>
@@ -99,13 +98,7 @@ void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& o
   BandPlan& plan = band_plan(d, slot, input, output, band);
   const std::vector<Range>& need = plan.need;
   std::vector<DeviceImage>& images = plan.images;
-  int held = 0, halo = 0;
-  for (const Range& r : need) {
-    if (r.empty()) continue;
-    ++held;
-    halo += std::max(0, r.rows() - band.rows());
-  }
-  events.halo_rows = held ? static_cast<double>(halo) / held : 0.0;
+  events.halo_rows = plan.halo_rows;
 
   if (!need[0].empty()) {
     if (zero_copy) {

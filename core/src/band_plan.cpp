@@ -42,6 +42,13 @@ void BandPlan::make(const Plan& lowered, std::uint64_t g, Range b, const Frame& 
     const Range rows{std::max(0, r.lo - p->halo), std::min(height, r.hi + p->halo)};
     for (int v : p->inputs) need[v] = unite(need[v], rows);
   }
+  int held = 0, halo = 0;
+  for (const Range& r : need) {
+    if (r.empty()) continue;
+    ++held;
+    halo += std::max(0, r.rows() - band.rows());
+  }
+  halo_rows = held ? static_cast<double>(halo) / held : 0.0;
 
   // Where the device shares the host's memory, the host's frames are wrapped per frame.
   const bool zero_copy = place.device.info().host_unified_memory;

@@ -53,6 +53,7 @@ struct BandPlan {
   PixelFormat input_format = PixelFormat::rgba8, output_format = PixelFormat::rgba8;
   std::size_t input_pitch = 0, output_pitch = 0;
   std::vector<Range> need;          // per value
+  double halo_rows = 0;             // rows a value holds beyond the band's, a mean over them
   std::vector<DeviceImage> images;  // per value; the source's buffer set per frame where zero-copy
   DeviceImage band_out;             // the band's rows of the output; its buffer likewise
   bool direct = false;              // the last pass writes band_out itself

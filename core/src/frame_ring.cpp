@@ -51,7 +51,7 @@ void InFlight::measure() {
     times[d] = {bounds[d + 1] - bounds[d], busy_ms(events[d].upload), busy_ms(events[d].compute),
                 busy_ms(events[d].download)};
   }
-  if (device == kEveryDevice && !overlapped && enqueue_began.size() == n) {
+  if (device == kEveryDevice && !overlapped) {
     for (std::size_t d = 0; d < n; ++d) {
       if (times[d].rows <= 0) continue;
       const auto [first_queued, last_end] = first_and_last(events[d]);

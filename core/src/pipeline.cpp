@@ -375,7 +375,7 @@ void Pipeline::Impl::enqueue_frame(InFlight& f, bool held) {
 void Pipeline::Impl::enqueue_band(InFlight& f, std::size_t d, bool tell_host_wrote) {
   Device& device = devices[d];
   const Range band{f.bounds[d], f.bounds[d + 1]};
-  if (d < f.enqueue_began.size()) f.enqueue_began[d] = std::chrono::steady_clock::now();
+  f.enqueue_began[d] = std::chrono::steady_clock::now();
   try {
     if (tell_host_wrote) executor->host_wrote(device, *f.input);
     executor->enqueue(d, f.slot, *f.input, *f.output, band, f.events[d], f.after[d],

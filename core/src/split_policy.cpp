@@ -383,7 +383,7 @@ class AdaptivePolicy final : public SplitPolicy {
       frame_ms = std::max(frame_ms, t.ms);
       devices_[i].last_ms = t.ms;
       // (A device's first band builds its programs: a cost of the run, not of probing.)
-      if (devices_[i].probing && devices_[i].warmed) probed.push_back(i);
+      if (devices_[i].probing() && devices_[i].warmed) probed.push_back(i);
     }
     if (rows > 0) height_ = rows;
     // The budget's base is what the frames take at the split's predicted time: the first
@@ -404,7 +404,7 @@ class AdaptivePolicy final : public SplitPolicy {
         if (d.warmed) verdict = d.model.add({static_cast<double>(t.rows), t.ms, t.fixed_ms});
         d.warmed = true;
       }
-      if (d.probing) after_probe(d, t, verdict);
+      if (d.probing()) after_probe(d, t, verdict);
     }
     plan(false);
     schedule_probes(true);
@@ -428,8 +428,8 @@ class AdaptivePolicy final : public SplitPolicy {
     DeviceModel model;
     bool warmed = false;
     // While it sits out of the split:
-    bool probing = false;  // the fractions handed out give it a probe share (`probe_now`)
-    double probe_now = 0;
+    double probe_now = 0;  // the probe share the fractions handed out give it; 0: none
+    bool probing() const { return probe_now > 0; }
     int until_probe = kProbeFirst;
     int probe_interval = kProbeFirst;
     double probe_share = kProbeShare;
@@ -583,7 +583,7 @@ class AdaptivePolicy final : public SplitPolicy {
     double probes = 0, in_split = 0;
     for (std::size_t i = 0; i < devices_.size(); ++i) {
       Device& d = devices_[i];
-      d.probing = false;
+      d.probe_now = 0;
       if (!live_.alive(i)) continue;
       if (share_[i] > 0) {
         in_split += share_[i];
@@ -592,15 +592,14 @@ class AdaptivePolicy final : public SplitPolicy {
       if (advance) --d.until_probe;
       if (d.until_probe <= 0) {
         d.probe_now = probe_size(i);
-        d.probing = d.probe_now > 0;
         probes += d.probe_now;
       }
     }
     if (probes == 0 || in_split == 0) return;
     const double scale = std::min(1.0, 0.5 / probes);  // probes never take more than half
     for (std::size_t i = 0; i < devices_.size(); ++i) {
-      next_[i] = devices_[i].probing ? devices_[i].probe_now * scale
-                                     : share_[i] * (1 - probes * scale) / in_split;
+      next_[i] = devices_[i].probing() ? devices_[i].probe_now * scale
+                                       : share_[i] * (1 - probes * scale) / in_split;
     }
   }
 

@@ -1424,10 +1424,12 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
       }
       // libx264 and libx265 declare their crf up to FLT_MAX and clamp it to 51 without a word;
       // the VP9 and AV1 encoders take 0..63. Others: what their option declares.
-      const std::string& name = codec_name;
       double lo = std::max(crf->min, 0.0), hi = crf->max;
-      if (name == "libx264" || name == "libx264rgb" || name == "libx265") hi = std::min(hi, 51.0);
-      if (name == "libvpx-vp9" || name == "libvpx" || name == "libaom-av1" || name == "libsvtav1") {
+      if (codec_name == "libx264" || codec_name == "libx264rgb" || codec_name == "libx265") {
+        hi = std::min(hi, 51.0);
+      }
+      if (codec_name == "libvpx-vp9" || codec_name == "libvpx" || codec_name == "libaom-av1" ||
+          codec_name == "libsvtav1") {
         hi = std::min(hi, 63.0);
       }
       if (options.crf < lo || options.crf > hi) {
