@@ -34,12 +34,6 @@ Frame one_at_a_time(const Frame& input) {
                           .amplified(1.3, PixelFormat::rgba8));
 }
 
-void copy_pixels(const Frame& from, Frame& to) {
-  for (int y = 0; y < from.height(); ++y) {
-    std::memcpy(to.row(y), from.row(y), static_cast<std::size_t>(from.width()) * 4);
-  }
-}
-
 // The caller keeps one frame more than the pipeline takes: each submit() beyond its depth
 // first completes the oldest frame itself.
 TEST(DoubleBuffer, FramesInFlightEqualTheReferenceFrameByFrame) {

@@ -45,6 +45,15 @@ Frame random_frame(int width, int height, PixelFormat format, std::uint32_t seed
                    std::size_t row_alignment) {
   Frame f(width, height, format, row_alignment);
   std::mt19937 rng(seed);
+  if (is_planar(format)) {
+    for (int p = 0; p < 3; ++p) {
+      for (int y = 0; y < f.plane_height(p); ++y) {
+        std::uint8_t* row = f.plane_row(p, y);
+        for (int x = 0; x < f.plane_width(p); ++x) row[x] = static_cast<std::uint8_t>(rng() >> 24);
+      }
+    }
+    return f;
+  }
   for (int y = 0; y < height; ++y) {
     if (format == PixelFormat::rgba8) {
       std::uint8_t* row = f.row(y);
@@ -64,6 +73,16 @@ template <typename Fn>
 void for_each_value(const Frame& a, const Frame& b, Fn fn) {
   if (a.width() != b.width() || a.height() != b.height() || a.format() != b.format()) {
     throw Error("frames of different size or format compared");
+  }
+  if (is_planar(a.format())) {
+    for (int p = 0; p < 3; ++p) {
+      for (int y = 0; y < a.plane_height(p); ++y) {
+        for (int x = 0; x < a.plane_width(p); ++x) {
+          fn(std::abs(int(a.plane_row(p, y)[x]) - int(b.plane_row(p, y)[x])));
+        }
+      }
+    }
+    return;
   }
   for (int y = 0; y < a.height(); ++y) {
     for (int i = 0; i < 4 * a.width(); ++i) {

@@ -28,11 +28,13 @@ std::string split_first(double first, const std::string& spec = "all");
 /// when no platform has two.
 std::string same_platform_pair();
 
-/// A frame of uniformly random pixels; float frames hold values in [0, scale).
+/// A frame of uniformly random pixels (plane formats: codes); float frames hold values in
+/// [0, scale).
 Frame random_frame(int width, int height, PixelFormat format, std::uint32_t seed,
                    float scale = 1.0f, std::size_t row_alignment = 256);
 
-/// Largest absolute difference of any channel (in 8-bit steps for rgba8, raw for float).
+/// Largest absolute difference of any channel (in 8-bit steps for rgba8, raw for float) or
+/// sample of a plane.
 double max_difference(const Frame& a, const Frame& b);
 /// Number of channel values that differ by more than `tolerance`.
 std::size_t count_differences(const Frame& a, const Frame& b, double tolerance);

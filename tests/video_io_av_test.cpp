@@ -125,6 +125,31 @@ bool same_pixels(const Frame& a, const Frame& b) {
   return true;
 }
 
+// A yuv420p frame in `encoding` whose samples are sample(plane, x, y).
+Frame planar_frame(int width, int height, YuvEncoding encoding,
+                   const std::function<int(int, int, int)>& sample) {
+  Frame f(width, height, PixelFormat::yuv420p);
+  f.set_yuv_encoding(encoding);
+  for (int p = 0; p < 3; ++p) {
+    for (int y = 0; y < f.plane_height(p); ++y) {
+      for (int x = 0; x < f.plane_width(p); ++x) f.plane_row(p, y)[x] = sample(p, x, y) & 255;
+    }
+  }
+  return f;
+}
+
+// Largest difference of any sample of two yuv420p frames of one size.
+int max_plane_difference(const Frame& a, const Frame& b) {
+  int worst = 0;
+  for (int p = 0; p < 3; ++p) {
+    for (int y = 0; y < a.plane_height(p); ++y) {
+      for (int x = 0; x < a.plane_width(p); ++x)
+        worst = std::max(worst, std::abs(a.plane_row(p, y)[x] - b.plane_row(p, y)[x]));
+    }
+  }
+  return worst;
+}
+
 // Files in a directory, to check that a failed write left nothing (no temporary file either).
 std::vector<std::string> listing(const fs::path& dir) {
   std::vector<std::string> names;
@@ -409,6 +434,276 @@ TEST_F(VideoIo, OddSizeAndRotation) {
     EXPECT_EQ(left_out[0],
               "the display rotation (90 degrees): the matroska container cannot store it");
   }
+}
+
+// yuv420p frames of an odd size (chroma planes round up) through a lossless codec, sample for
+// sample both ways, with the encoding the file is tagged with.
+TEST_F(VideoIo, PlanesRoundTripLosslessly) {
+  VideoInfo info;
+  info.width = 33;
+  info.height = 17;
+  info.frame_rate = {25, 1};
+  info.color_matrix = "bt709";
+  info.color_range = "tv";
+  const YuvEncoding bt709{YuvEncoding::Matrix::bt709, false};
+  const fs::path out = dir_ / "out" / "planes.mkv";
+  std::vector<Frame> written;
+  {
+    VideoWriter writer(out, info, {.codec = "ffv1", .pix_fmt = "yuv420p"});
+    EXPECT_EQ(writer.pixel_format(), "yuv420p");
+    for (int i = 0; i < 5; ++i) {
+      written.push_back(planar_frame(33, 17, bt709, [i](int p, int x, int y) {
+        return x * (7 + 2 * p) + y * 13 + i * 31 + p * 85;
+      }));
+      writer.write(written.back(), i);
+    }
+    writer.finish();
+  }
+  VideoReader reader(out);
+  EXPECT_EQ(reader.info().pixel_format, "yuv420p");
+  ASSERT_TRUE(reader.info().yuv_encoding.has_value());
+  EXPECT_EQ(*reader.info().yuv_encoding, bt709);
+  Frame frame(33, 17, PixelFormat::yuv420p, 4096);  // a wide pitch, as one made for the devices
+  std::int64_t pts;
+  int n = 0;
+  while (reader.read(frame, pts)) {
+    ASSERT_LT(n, 5);
+    EXPECT_EQ(frame.yuv_encoding(), bt709);
+    EXPECT_EQ(max_plane_difference(frame, written[n]), 0) << "frame " << n;
+    ++n;
+  }
+  EXPECT_EQ(n, 5);
+}
+
+// The matrix and range the file states, or the yuvj formats imply, reach the frames read.
+TEST_F(VideoIo, PlanesTakeTheStatedEncoding) {
+  VideoInfo info;
+  info.width = 34;
+  info.height = 18;
+  info.frame_rate = {25, 1};
+  info.color_matrix = "bt2020nc";
+  info.color_range = "pc";
+  const YuvEncoding bt2020_full{YuvEncoding::Matrix::bt2020, true};
+  const fs::path out = dir_ / "out" / "bt2020.mkv";
+  const Frame written =
+      planar_frame(34, 18, bt2020_full, [](int p, int x, int y) { return x * 5 + y * 3 + p * 50; });
+  {
+    VideoWriter writer(out, info, {.codec = "ffv1", .pix_fmt = "yuv420p"});
+    for (int i = 0; i < 2; ++i) writer.write(written, i);
+    writer.finish();
+  }
+  VideoReader reader(out);
+  EXPECT_EQ(reader.info().color_matrix, "bt2020nc");
+  EXPECT_EQ(reader.info().color_range, "pc");
+  EXPECT_EQ(reader.info().yuv_encoding, bt2020_full);
+  Frame frame(34, 18, PixelFormat::yuv420p);
+  std::int64_t pts;
+  ASSERT_TRUE(reader.read(frame, pts));
+  EXPECT_EQ(frame.yuv_encoding(), bt2020_full);
+  EXPECT_EQ(max_plane_difference(frame, written), 0);  // the encoder's colours: copied as they are
+
+  // Motion JPEG's full-range yuvj420p, BT.601.
+  const fs::path jpeg = dir_ / "jpeg.mkv";
+  ASSERT_TRUE(ffmpeg("-f lavfi -i testsrc=size=64x48:rate=25 -t 0.2 -pix_fmt yuvj420p -c:v mjpeg " +
+                     quote(jpeg)));
+  VideoReader j(jpeg);
+  const YuvEncoding bt601_full{YuvEncoding::Matrix::bt601, true};
+  EXPECT_EQ(j.info().yuv_encoding, bt601_full);
+  Frame planes(64, 48, PixelFormat::yuv420p);
+  ASSERT_TRUE(j.read(planes, pts));
+  EXPECT_EQ(planes.yuv_encoding(), bt601_full);
+
+  // An unstated matrix is BT.709 from 720 lines, else BT.601, limited range.
+  const fs::path hd = dir_ / "hd.mkv";
+  ASSERT_TRUE(ffmpeg("-f lavfi -i color=size=16x720:rate=25 -t 0.04 -pix_fmt yuv420p -c:v ffv1 " +
+                     quote(hd)));
+  EXPECT_EQ(VideoReader(hd).info().yuv_encoding, (YuvEncoding{YuvEncoding::Matrix::bt709, false}));
+}
+
+// 10-bit 4:2:0 is resampled to 8 bits in its own encoding: close to ffmpeg's own conversion.
+TEST_F(VideoIo, DeeperPlanesKeepTheirEncoding) {
+  const fs::path src = dir_ / "deep.mkv";
+  ASSERT_TRUE(
+      ffmpeg("-f lavfi -i testsrc=size=34x18:rate=25 -t 0.12 -pix_fmt yuv420p10le "
+             "-colorspace bt2020nc -color_range tv -c:v ffv1 " +
+             quote(src)));
+  const fs::path raw = dir_ / "frames.yuv";
+  ASSERT_TRUE(ffmpeg("-i " + quote(src) + " -f rawvideo -pix_fmt yuv420p " + quote(raw)));
+  std::ifstream in(raw, std::ios::binary);
+  VideoReader reader(src);
+  const YuvEncoding bt2020{YuvEncoding::Matrix::bt2020, false};
+  EXPECT_EQ(reader.info().yuv_encoding, bt2020);
+  Frame frame(34, 18, PixelFormat::yuv420p);
+  std::int64_t pts;
+  int n = 0;
+  while (reader.read(frame, pts)) {
+    EXPECT_EQ(frame.yuv_encoding(), bt2020);
+    Frame expected(34, 18, PixelFormat::yuv420p);
+    for (int p = 0; p < 3; ++p) {
+      for (int y = 0; y < expected.plane_height(p); ++y) {
+        ASSERT_TRUE(
+            in.read(reinterpret_cast<char*>(expected.plane_row(p, y)), expected.plane_width(p)));
+      }
+    }
+    // Rounding and dithering from 10 bits differ by a code at most.
+    EXPECT_LE(max_plane_difference(frame, expected), 1) << "frame " << n;
+    ++n;
+  }
+  EXPECT_EQ(n, 3);
+}
+
+// An RGB-coded stream has no Y'CbCr encoding; read as planes it is the RGBA read converted with
+// BT.601 (fewer than 720 lines), limited range.
+TEST_F(VideoIo, RgbSourceReadsIntoPlanes) {
+  VideoInfo info;
+  info.width = 33;
+  info.height = 17;
+  info.frame_rate = {25, 1};
+  const fs::path out = dir_ / "out" / "rgb.mkv";
+  const std::uint8_t palette[6][3] = {{255, 0, 0},    {0, 255, 0},  {0, 0, 255},
+                                      {200, 100, 50}, {30, 60, 90}, {128, 128, 128}};
+  {
+    VideoWriter writer(out, info, {.codec = "ffv1"});
+    ASSERT_EQ(writer.pixel_format(), "bgra");
+    Frame frame(33, 17, PixelFormat::rgba8);
+    for (int i = 0; i < 5; ++i) {
+      // Bars 16 pixels wide, so that chroma samples away from their edges see one colour.
+      for (int y = 0; y < 17; ++y) {
+        for (int x = 0; x < 33; ++x) {
+          std::memcpy(frame.row(y) + 4 * x, palette[(x / 16 + i) % 6], 3);
+          frame.row(y)[4 * x + 3] = 255;
+        }
+      }
+      writer.write(frame, i);
+    }
+    writer.finish();
+  }
+  const Decoded rgba = read_all(out);
+  VideoReader reader(out);
+  EXPECT_FALSE(reader.info().yuv_encoding.has_value());
+  Frame frame(33, 17, PixelFormat::yuv420p);
+  std::int64_t pts;
+  std::size_t n = 0;
+  for (; reader.read(frame, pts); ++n) {
+    ASSERT_LT(n, rgba.frames.size());
+    EXPECT_EQ(frame.yuv_encoding(), (YuvEncoding{YuvEncoding::Matrix::bt601, false}));
+    const Frame& a = rgba.frames[n];
+    const auto rgb = [&](int x, int y, int c) {
+      return static_cast<double>(a.row(std::clamp(y, 0, 16))[4 * std::clamp(x, 0, 32) + c]);
+    };
+    for (int y = 0; y < 17; ++y) {
+      for (int x = 0; x < 33; ++x) {
+        const double luma =
+            16 + (65.481 * rgb(x, y, 0) + 128.553 * rgb(x, y, 1) + 24.966 * rgb(x, y, 2)) / 255;
+        EXPECT_NEAR(frame.plane_row(0, y)[x], luma, 2) << "frame " << n << " at " << x << "," << y;
+      }
+    }
+    // Chroma where the bicubic filter's reach (four pixels each way) sees one colour.
+    for (int cy = 0; cy < frame.plane_height(1); ++cy) {
+      for (int cx = 0; cx < frame.plane_width(1); ++cx) {
+        bool uniform = true;
+        for (int dy = -3; dy <= 4; ++dy) {
+          for (int dx = -3; dx <= 4; ++dx) {
+            for (int c = 0; c < 3; ++c)
+              uniform &= rgb(2 * cx + dx, 2 * cy + dy, c) == rgb(2 * cx, 2 * cy, c);
+          }
+        }
+        if (!uniform) continue;
+        const double r = rgb(2 * cx, 2 * cy, 0), g = rgb(2 * cx, 2 * cy, 1),
+                     b = rgb(2 * cx, 2 * cy, 2);
+        EXPECT_NEAR(frame.plane_row(1, cy)[cx], 128 + (-37.797 * r - 74.203 * g + 112.0 * b) / 255,
+                    2)
+            << "frame " << n << " Cb at " << cx << "," << cy;
+        EXPECT_NEAR(frame.plane_row(2, cy)[cx], 128 + (112.0 * r - 93.786 * g - 18.214 * b) / 255,
+                    2)
+            << "frame " << n << " Cr at " << cx << "," << cy;
+      }
+    }
+  }
+  EXPECT_EQ(n, 5u);
+}
+
+// Planes in another encoding than the encoder's are converted into its colours (its range, here)
+// and to RGB for an RGB encoder.
+TEST_F(VideoIo, WriterConvertsPlanesIntoTheEncodersColours) {
+  VideoInfo info;
+  info.width = 16;
+  info.height = 8;
+  info.frame_rate = {25, 1};
+  info.color_matrix = "bt709";
+  info.color_range = "tv";
+  const Frame full = planar_frame(16, 8, {YuvEncoding::Matrix::bt709, true}, [](int p, int, int) {
+    return p == 0 ? 200 : p == 1 ? 60 : 220;
+  });
+  const fs::path limited = dir_ / "out" / "limited.mkv";
+  {
+    VideoWriter writer(limited, info, {.codec = "ffv1", .pix_fmt = "yuv420p"});
+    writer.write(full, 0);
+    writer.finish();
+  }
+  Frame frame(16, 8, PixelFormat::yuv420p);
+  std::int64_t pts;
+  VideoReader reader(limited);
+  ASSERT_TRUE(reader.read(frame, pts));
+  EXPECT_EQ(frame.yuv_encoding(), (YuvEncoding{YuvEncoding::Matrix::bt709, false}));
+  // Y' 16 + 219/255 of the full code, Cb and Cr 128 + 224/255 of the distance from 128.
+  for (int p = 0; p < 3; ++p) {
+    const double expected =
+        p == 0 ? 16 + 200 * 219.0 / 255 : 128 + (p == 1 ? -68 : 92) * 224.0 / 255;
+    for (int y = 0; y < frame.plane_height(p); ++y) {
+      for (int x = 0; x < frame.plane_width(p); ++x)
+        EXPECT_NEAR(frame.plane_row(p, y)[x], expected, 1) << "plane " << p;
+    }
+  }
+
+  // BT.709 limited-range codes to RGB (an RGB encoder), against the standard's formula.
+  const Frame coded = planar_frame(16, 8, {YuvEncoding::Matrix::bt709, false}, [](int p, int, int) {
+    return p == 0 ? 120 : p == 1 ? 140 : 110;
+  });
+  const fs::path rgb = dir_ / "out" / "rgb.mkv";
+  {
+    VideoWriter writer(rgb, info, {.codec = "ffv1", .pix_fmt = "bgr0"});
+    writer.write(coded, 0);
+    writer.finish();
+  }
+  const Decoded d = read_all(rgb);
+  ASSERT_EQ(d.frames.size(), 1u);
+  const double luma = 1.164384 * (120 - 16), cb = 140 - 128, cr = 110 - 128;
+  const double expected[3] = {luma + 1.792741 * cr, luma - 0.213249 * cb - 0.532909 * cr,
+                              luma + 2.112402 * cb};
+  for (int y = 0; y < 8; ++y) {
+    for (int x = 0; x < 16; ++x) {
+      for (int c = 0; c < 3; ++c) EXPECT_NEAR(d.frames[0].row(y)[4 * x + c], expected[c], 2);
+    }
+  }
+}
+
+// Frames of another size or format are refused, by the reader and by the writer.
+TEST_F(VideoIo, PlaneFramesOfAnotherSizeAreRefused) {
+  VideoInfo info;
+  info.width = 33;
+  info.height = 17;
+  info.frame_rate = {25, 1};
+  const fs::path out = dir_ / "out" / "small.mkv";
+  {
+    VideoWriter writer(out, info, {.codec = "ffv1", .pix_fmt = "yuv420p"});
+    EXPECT_EQ(error_of([&] { writer.write(Frame(32, 17, PixelFormat::yuv420p), 0); }),
+              "cannot write '" + out.string() +
+                  "': frames must be rgba8 or yuv420p 33x17, not yuv420p 32x17");
+    EXPECT_EQ(error_of([&] { writer.write(Frame(33, 17, PixelFormat::rgba32f), 0); }),
+              "cannot write '" + out.string() +
+                  "': frames must be rgba8 or yuv420p 33x17, not rgba32f 33x17");
+    writer.write(Frame(33, 17, PixelFormat::yuv420p), 0);
+    writer.finish();
+  }
+  VideoReader reader(out);
+  std::int64_t pts;
+  Frame wrong(33, 18, PixelFormat::yuv420p);
+  EXPECT_EQ(error_of([&] { reader.read(wrong, pts); }),
+            "VideoReader::read: the frame must be rgba8 or yuv420p 33x17, not yuv420p 33x18");
+  Frame deep(33, 17, PixelFormat::rgba32f);
+  EXPECT_EQ(error_of([&] { VideoReader(out).read(deep, pts); }),
+            "VideoReader::read: the frame must be rgba8 or yuv420p 33x17, not rgba32f 33x17");
 }
 
 // Runs `body` with standard input (fd 0) or output (fd 1) connected to `command` through a pipe.

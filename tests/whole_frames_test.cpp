@@ -36,13 +36,6 @@ std::vector<Frame> sources(int count) {
   return out;
 }
 
-void copy_rows(const Frame& from, Frame& to) {
-  for (int y = 0; y < from.height(); ++y) {
-    std::memcpy(to.row(y), from.row(y),
-                static_cast<std::size_t>(from.width()) * bytes_per_pixel(from.format()));
-  }
-}
-
 struct Streamed {
   std::vector<Frame> outputs;
   std::vector<std::vector<double>> splits;
@@ -63,12 +56,12 @@ Streamed stream(Pipeline& pipeline, const std::vector<Frame>& inputs, int ahead)
     pipeline.wait(tickets[done]);
     const Frame& o = out[done % slots];
     s.outputs.emplace_back(o.width(), o.height(), o.format());
-    copy_rows(o, s.outputs.back());
+    copy_pixels(o, s.outputs.back());
     s.splits.push_back(pipeline.split_of(tickets[done]));
   };
   for (int i = 0; i < n; ++i) {
     if (i >= slots) take(i - slots);
-    copy_rows(inputs[i], in[i % slots]);
+    copy_pixels(inputs[i], in[i % slots]);
     tickets[i] = pipeline.submit(in[i % slots], out[i % slots]);
   }
   for (int done = std::max(0, n - slots); done < n; ++done) take(done);
@@ -187,7 +180,7 @@ TEST(WholeFrames, AutoTakesWholeFramesOnceFramesQueueUp) {
   for (int i = 0; i < 3; ++i) p.process(input, out);
   EXPECT_EQ(p.report().scheduler, "bands");
   Frame in = p.make_frame(128, 64, PixelFormat::rgba8);
-  copy_rows(input, in);
+  copy_pixels(input, in);
   std::vector<Frame> outs(4);
   std::vector<std::uint64_t> tickets;
   for (Frame& o : outs) tickets.push_back(p.submit(in, o));

@@ -125,9 +125,13 @@ CLI::App* add_mode(CLI::App& app, Options& o, const std::string& mode, const std
     sub->add_flag("--trace", o.trace,
                   "Print every frame's split and, for the timed frames, its time (all devices "
                   "together)");
-    sub->add_option("--format", o.format_name, "Pixel format of the frames")
+  }
+  if (mode == "coexec" || mode == "stream") {
+    sub->add_option("--format", o.format_name,
+                    "Pixel format of the frames (yuv420p: video's planes, converted on the "
+                    "devices; BT.709 limited range)")
         ->capture_default_str()
-        ->check(CLI::IsMember({"rgba8", "rgba32f"}));
+        ->check(CLI::IsMember({"rgba8", "rgba32f", "yuv420p"}));
   }
   sub->add_option("--frames", o.frames, "Timed frames")
       ->capture_default_str()
@@ -174,7 +178,7 @@ CLI::App* add_mode(CLI::App& app, Options& o, const std::string& mode, const std
 // What the options leave to be worked out once they are parsed.
 void finish_options(Options& o) {
   parse_size(o.size, o.width, o.height);  // checked by --size's validator
-  o.format = o.format_name == "rgba32f" ? PixelFormat::rgba32f : PixelFormat::rgba8;
+  o.format = tandem::parse_pixel_format(o.format_name);  // checked by --format's validator
   o.schedule = tandem::parse_schedule(o.schedule_name);  // checked by --schedule's validator
   // Every frame of the ring goes through the warm-up once, so that wrapping a frame in OpenCL
   // buffers never happens in the timed region.
@@ -276,7 +280,17 @@ std::vector<Frame> synthetic_frames(int width, int height, PixelFormat format, i
             const float noise = (static_cast<float>(h & 0xffff) / 65535.0f - 0.5f) * 0.12f;
             c[ch] = std::clamp((block ? 1.0f - c[ch] : c[ch]) * 0.9f + 0.05f + noise, 0.0f, 1.0f);
           }
-          if (format == PixelFormat::rgba8) {
+          if (format == PixelFormat::yuv420p) {
+            // BT.709, limited range; chroma from the pair's first pixel.
+            const float l = 0.2126f * c[0] + 0.7152f * c[1] + 0.0722f * c[2];
+            f.plane_row(0, y)[x] = static_cast<std::uint8_t>(std::lround(16 + 219 * l));
+            if (x % 2 == 0 && y % 2 == 0) {
+              f.plane_row(1, y / 2)[x / 2] =
+                  static_cast<std::uint8_t>(std::lround(128 + 224 * (c[2] - l) / 1.8556f));
+              f.plane_row(2, y / 2)[x / 2] =
+                  static_cast<std::uint8_t>(std::lround(128 + 224 * (c[0] - l) / 1.5748f));
+            }
+          } else if (format == PixelFormat::rgba8) {
             std::uint8_t* p = f.row(y) + 4 * static_cast<std::size_t>(x);
             for (int ch = 0; ch < 4; ++ch)
               p[ch] = static_cast<std::uint8_t>(std::lround(c[ch] * 255));
@@ -1316,7 +1330,7 @@ int run_coexec(const Options& o, const Machine& machine) {
                         ")");
   }
   Graph graph = Graph::parse(o.graph);
-  graph.validate(o.format);
+  graph.validate(tandem::working_format(o.format));
   Devices devices = open_devices(o.devices);
   DeviceSet together = DeviceSet::open(o.devices);
   print_header(machine, devices.all, devices.selected);
@@ -1485,7 +1499,7 @@ int run_coexec(const Options& o, const Machine& machine) {
 
 int run_stream(const Options& o, const Machine& machine) {
   Graph graph = Graph::parse(o.graph);
-  graph.validate(o.format);
+  graph.validate(tandem::working_format(o.format));
   Devices devices = open_devices(o.devices);
   DeviceSet set = DeviceSet::open(o.devices);
   print_header(machine, devices.all, devices.selected);

@@ -383,9 +383,15 @@ int run_video(const RunOptions& o, tandem::AtomicFile* report) {
     // The run report with the video's stage times added; written before the output is finished,
     // so that a report that cannot be written leaves no output (the writer's destructor aborts).
     auto json = nlohmann::ordered_json::parse(pipeline.report().to_json());
-    json["video"] = {{"frames", stats.frames},       {"wall_ms", stats.wall_ms},
-                     {"decode_ms", stats.decode_ms}, {"submit_ms", stats.submit_ms},
-                     {"wait_ms", stats.wait_ms},     {"encode_ms", stats.encode_ms}};
+    json["video"] = {{"frames", stats.frames},
+                     {"wall_ms", stats.wall_ms},
+                     {"decode_ms", stats.decode_ms},
+                     {"submit_ms", stats.submit_ms},
+                     {"wait_ms", stats.wait_ms},
+                     {"encode_ms", stats.encode_ms},
+                     {"device_format", std::string(tandem::to_string(stats.format))},
+                     {"frame_bytes_to_devices", stats.frame_bytes_in},
+                     {"frame_bytes_from_devices", stats.frame_bytes_out}};
     report->write(json.dump(2) + "\n");
   }
   writer.finish();
@@ -396,6 +402,9 @@ int run_video(const RunOptions& o, tandem::AtomicFile* report) {
                "  host time per stage (the stages overlap): decode %.1f ms, submit %.1f ms, wait "
                "for the devices %.1f ms, encode %.1f ms; wall %.1f ms\n",
                stats.decode_ms, stats.submit_ms, stats.wait_ms, stats.encode_ms, stats.wall_ms);
+  std::fprintf(stderr, "  frames go to the devices as %s: %.2f MB each to them, %.2f MB back\n",
+               std::string(tandem::to_string(stats.format)).c_str(), stats.frame_bytes_in / 1e6,
+               stats.frame_bytes_out / 1e6);
   return 0;
 }
 

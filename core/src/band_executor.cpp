@@ -122,9 +122,9 @@ void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& o
 
   // The band's rows of the output frame: its own sub-buffer, or a staging buffer read back.
   DeviceImage& band_out = plan.band_out;
-  const std::size_t band_bytes = output.pitch() * band.rows();
+  const std::size_t band_bytes = output.pitch() * band_out.rows;
   if (zero_copy) {
-    cl_buffer_region region{output.pitch() * band.lo, band_bytes};
+    cl_buffer_region region{output.pitch() * band_out.first_row, band_bytes};
     band_out.buffer =
         frame_buffer(output, device, CL_MEM_READ_WRITE)
             .createSubBuffer(CL_MEM_WRITE_ONLY, CL_BUFFER_CREATE_TYPE_REGION, &region);
@@ -169,6 +169,10 @@ void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& o
       bound_images.emplace_back(arg, p.output);
       arg = set_image_args(fused.kernel, arg, out);
       fused.kernel.setArg(arg++, r.lo);
+      if (p.stores_planes()) {
+        fused.kernel.setArg(arg++, std::min(r.hi, height));
+        fused.kernel.setArg(arg++, width);
+      }
       fused.stage_arg = arg;
       for (Filter* f : p.filters) {
         bound_stages.push_back(stage_args(*f->pointwise()));
@@ -191,6 +195,11 @@ void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& o
     }
     cl::Kernel& kernel = fused.kernel;
     const std::size_t items = static_cast<std::size_t>((width + 3) / 4);
+    if (p.stores_planes()) {
+      ctx.enqueue(kernel, items, (std::min(r.hi, height) - r.lo + 1) / 2,
+                  "fused point-wise kernel storing planes");
+      continue;
+    }
     if (p.stats_stage < 0) {
       ctx.enqueue(kernel, items, r.rows(), "fused point-wise kernel");
       continue;
@@ -264,7 +273,7 @@ void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& o
     }
     cl::Event e;
     device.download_queue().enqueueReadBuffer(band_out.buffer, CL_FALSE, 0, band_bytes,
-                                              output.row(band.lo), &computed, &e);
+                                              output.row(band_out.first_row), &computed, &e);
     events.download.push_back(e);
     // The statistics behind it, into pinned memory. On the kernel queue they waited for the
     // copy engine behind the frame before's download and held up the next kernels (H100

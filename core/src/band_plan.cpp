@@ -4,6 +4,11 @@
 
 namespace tandem::detail {
 
+Range whole_groups(Range r, PixelFormat format) {
+  const int g = rows_per_group(format);
+  return r.empty() ? r : Range{r.lo / g * g, (r.hi + g - 1) / g * g};
+}
+
 Range unite(Range a, Range b) {
   if (a.empty()) return b;
   if (b.empty()) return a;
@@ -34,13 +39,16 @@ void BandPlan::make(const Plan& lowered, std::uint64_t g, Range b, const Frame& 
   output_pitch = out.pitch();
 
   // Rows each value must hold for this band: walk the passes backwards, widening by halos.
-  need.assign(lowered.value_formats.size(), {});
-  need[lowered.output_value] = band;
+  // Plane formats are held in whole row pairs (a frame of odd height has a pair's padding row).
+  const std::vector<PixelFormat>& formats = lowered.value_formats;
+  need.assign(formats.size(), {});
+  const Range out_rows = whole_groups(band, out.format());
+  need[lowered.output_value] = out_rows;
   for (auto p = lowered.passes.rbegin(); p != lowered.passes.rend(); ++p) {
     const Range r = need[p->output];
     if (r.empty()) continue;
     const Range rows{std::max(0, r.lo - p->halo), std::min(height, r.hi + p->halo)};
-    for (int v : p->inputs) need[v] = unite(need[v], rows);
+    for (int v : p->inputs) need[v] = whole_groups(unite(need[v], rows), formats[v]);
   }
   int held = 0, halo = 0;
   for (const Range& r : need) {
@@ -62,11 +70,12 @@ void BandPlan::make(const Plan& lowered, std::uint64_t g, Range b, const Frame& 
   };
   images.resize(lowered.value_formats.size());
   if (!need[0].empty()) images[0] = image(kSourceSlot, in.format(), need[0], in.pitch(), true);
-  band_out = image(kOutputSlot, out.format(), band, out.pitch(), true);
+  band_out = image(kOutputSlot, out.format(), out_rows, out.pitch(), true);
   for (const Pass& p : lowered.passes) {
     const Range r = need[p.output];
     if (r.empty()) continue;
-    const bool writes_band = p.output == lowered.output_value && r.lo == band.lo && r.hi == band.hi;
+    const bool writes_band =
+        p.output == lowered.output_value && r.lo == out_rows.lo && r.hi == out_rows.hi;
     direct = direct || writes_band;
     // Intermediates share the frame's pitch so that copying the result out is one copy.
     images[p.output] = writes_band

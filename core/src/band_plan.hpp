@@ -28,6 +28,9 @@ struct Range {
 
 // The smallest range holding both.
 Range unite(Range a, Range b);
+// `r` widened to whole row groups of `format` (row pairs of yuv420p); the last may pass the
+// frame's last row by one.
+Range whole_groups(Range r, PixelFormat format);
 
 // Where a band plan's buffers come from: the device's workspace of one slot, under `owner`.
 struct BandPlace {

@@ -12,13 +12,40 @@
 namespace tandem {
 
 std::string_view to_string(PixelFormat format) {
-  return format == PixelFormat::rgba8 ? "rgba8" : "rgba32f";
+  switch (format) {
+    case PixelFormat::rgba8:
+      return "rgba8";
+    case PixelFormat::rgba32f:
+      return "rgba32f";
+    case PixelFormat::yuv420p:
+      return "yuv420p";
+  }
+  return "unknown";
+}
+
+PixelFormat parse_pixel_format(std::string_view name) {
+  for (PixelFormat f : {PixelFormat::rgba8, PixelFormat::rgba32f, PixelFormat::yuv420p}) {
+    if (to_string(f) == name) return f;
+  }
+  throw Error("unknown pixel format '" + std::string(name) + "' (rgba8, rgba32f or yuv420p)");
+}
+
+std::string to_string(const YuvEncoding& encoding) {
+  const char* matrix = encoding.matrix == YuvEncoding::Matrix::bt601   ? "bt601"
+                       : encoding.matrix == YuvEncoding::Matrix::bt709 ? "bt709"
+                                                                       : "bt2020";
+  return std::string(matrix) + (encoding.full_range ? " full range" : " limited range");
 }
 
 std::size_t padded_pitch(int width, PixelFormat format, std::size_t row_alignment) {
   const std::size_t align = std::lcm(row_alignment ? row_alignment : 1, kMinRowAlignment);
   // Kernels touch pixels in groups of four, so a row holds at least a whole group.
   const std::size_t groups = (static_cast<std::size_t>(std::max(width, 1)) + 3) / 4;
+  if (format == PixelFormat::yuv420p) {
+    // A Y row, and half a row of each of Cb and Cr: a pair of rows is three aligned Y rows.
+    const std::size_t luma = (groups * 4 + align - 1) / align * align;
+    return luma / 2 * 3;
+  }
   const std::size_t bytes = groups * 4 * bytes_per_pixel(format);
   return (bytes + align - 1) / align * align;
 }
@@ -39,7 +66,7 @@ Frame::Frame(int width, int height, PixelFormat format, std::size_t row_alignmen
     : width_(width), height_(height), format_(format) {
   check_size(width, height);
   pitch_ = padded_pitch(width, format, row_alignment);
-  capacity_ = (pitch_ * static_cast<std::size_t>(height) + kPageSize - 1) / kPageSize * kPageSize;
+  capacity_ = (rows_bytes(format, pitch_, height) + kPageSize - 1) / kPageSize * kPageSize;
   if (allocate) data_ = allocate(capacity_);
   if (!data_ || reinterpret_cast<std::uintptr_t>(data_.get()) % kPageSize) {
     auto* p = static_cast<std::uint8_t*>(std::aligned_alloc(kPageSize, capacity_));
@@ -50,8 +77,26 @@ Frame::Frame(int width, int height, PixelFormat format, std::size_t row_alignmen
   std::memset(data_.get(), 0, capacity_);
 }
 
+const std::uint8_t* Frame::plane_row(int plane, int y) const {
+  // yuv420p: row pair k is Y rows 2k and 2k + 1, then Cb row k, then Cr row k.
+  const std::size_t luma = pitch_ / 3 * 2;
+  const std::uint8_t* pair =
+      data_.get() + static_cast<std::size_t>(plane == 0 ? y / 2 : y) * 2 * pitch_;
+  if (plane == 0) return pair + (y % 2) * luma;
+  return pair + 2 * luma + (plane == 2 ? luma / 2 : 0);
+}
+
+int Frame::plane_width(int plane) const {
+  return plane == 0 || !is_planar(format_) ? width_ : (width_ + 1) / 2;
+}
+
+int Frame::plane_height(int plane) const {
+  return plane == 0 || !is_planar(format_) ? height_ : (height_ + 1) / 2;
+}
+
 bool Frame::wrappable(const void* data, int width, PixelFormat format, std::size_t pitch) {
-  return data && reinterpret_cast<std::uintptr_t>(data) % kMinRowAlignment == 0 &&
+  return !is_planar(format) && data &&
+         reinterpret_cast<std::uintptr_t>(data) % kMinRowAlignment == 0 &&
          pitch % kMinRowAlignment == 0 &&
          pitch >= static_cast<std::size_t>(std::max(width, 0)) * bytes_per_pixel(format);
 }
@@ -63,7 +108,8 @@ Frame Frame::wrap(void* data, int width, int height, PixelFormat format, std::si
                 std::string(to_string(format)) + " pixels with a pitch of " +
                 std::to_string(pitch) +
                 " bytes as a frame: rows must hold the width and start on " +
-                std::to_string(kMinRowAlignment) + "-byte boundaries");
+                std::to_string(kMinRowAlignment) + "-byte boundaries" +
+                (is_planar(format) ? ", and plane formats live in frames of their own" : ""));
   }
   Frame f;
   // An owner-less pointer: the memory is the caller's.
@@ -75,6 +121,27 @@ Frame Frame::wrap(void* data, int width, int height, PixelFormat format, std::si
   f.pitch_ = pitch;
   f.capacity_ = pitch * static_cast<std::size_t>(height);
   return f;
+}
+
+void copy_pixels(const Frame& from, Frame& to) {
+  if (from.width() != to.width() || from.height() != to.height() || from.format() != to.format()) {
+    throw Error("cannot copy a " + std::to_string(from.width()) + "x" +
+                std::to_string(from.height()) + " " + std::string(to_string(from.format())) +
+                " frame into a " + std::to_string(to.width()) + "x" + std::to_string(to.height()) +
+                " " + std::string(to_string(to.format())) + " one");
+  }
+  if (!is_planar(from.format())) {
+    const std::size_t bytes =
+        static_cast<std::size_t>(from.width()) * bytes_per_pixel(from.format());
+    for (int y = 0; y < from.height(); ++y) std::memcpy(to.row(y), from.row(y), bytes);
+  } else {
+    for (int p = 0; p < 3; ++p) {
+      for (int y = 0; y < from.plane_height(p); ++y) {
+        std::memcpy(to.plane_row(p, y), from.plane_row(p, y), from.plane_width(p));
+      }
+    }
+  }
+  to.set_yuv_encoding(from.yuv_encoding());
 }
 
 }  // namespace tandem

@@ -92,7 +92,7 @@ struct Pipeline::Impl {
   std::vector<Pass>& passes = lowered.passes;
   std::vector<PixelFormat>& value_formats = lowered.value_formats;
   int& output_value = lowered.output_value;
-  PixelFormat input_format = PixelFormat::rgba8;
+  detail::FrameFormats formats;  // what `lowered` was lowered for
   bool compiled = false;
   // Runs the bands, each frame in a workspace of its own on each device (frames_on_devices and
   // one more), so that a frame's upload never writes buffers a frame before is still reading.
@@ -196,7 +196,11 @@ struct Pipeline::Impl {
   std::size_t pick_device_again(const InFlight& f) const;
   // Frame `f` to device `d` whole, in the lowest of its workspaces that no frame holds.
   void give_whole_frame(InFlight& f, std::size_t d);
-  void compile(PixelFormat input);
+  void compile(const detail::FrameFormats& frames);
+  // Bands start on multiples of this: the frames' row groups (row pairs of 4:2:0 planes).
+  int band_quantum() const {
+    return std::max(rows_per_group(formats.input), rows_per_group(formats.output));
+  }
   // What holds every device's queues for one thread: the gate exclusive, every device's lock.
   struct Exclusive {
     std::unique_lock<std::shared_mutex> gate;
@@ -279,10 +283,9 @@ void Pipeline::Impl::give_whole_frame(InFlight& f, std::size_t d) {
   f.fractions[d] = 1;
 }
 
-void Pipeline::Impl::compile(PixelFormat input) {
-  input_format = input;
-  graph.validate(input);
-  lowered = detail::lower(graph, input, options.fuse);
+void Pipeline::Impl::compile(const detail::FrameFormats& frames) {
+  lowered = detail::lower(graph, frames, options.fuse);
+  formats = frames;
   compiled = true;
   executor->replanned();
 }
@@ -303,7 +306,7 @@ void Pipeline::Impl::bind_frames(const Frame& input, const Frame& output, std::s
 
 void Pipeline::Impl::enqueue_frame(InFlight& f, bool held) {
   const std::size_t n = devices.size();
-  f.bounds = band_boundaries(f.input->height(), f.fractions, 1);
+  f.bounds = band_boundaries(f.input->height(), f.fractions, band_quantum());
   f.events.assign(n, {});
   f.enqueue_began.assign(n, {});
   f.after.assign(n, {});
@@ -581,8 +584,13 @@ void Pipeline::Impl::record(std::uint64_t ticket, const std::vector<double>& fra
     r.download_ms += times[d].download;
   }
   ++report.frames;
-  report.split_trace.push_back(fractions);
-  recent_splits.emplace_back(ticket, fractions);
+  // The rows each device ran, which bands starting on row groups round from the fractions.
+  std::vector<double> ran = fractions;
+  double rows = 0;
+  for (const DeviceTimes& t : times) rows += t.rows;
+  for (std::size_t d = 0; d < times.size() && rows > 0; ++d) ran[d] = times[d].rows / rows;
+  report.split_trace.push_back(ran);
+  recent_splits.emplace_back(ticket, std::move(ran));
   if (recent_splits.size() > kRecentSplits) recent_splits.pop_front();
   for (std::size_t d = 0; d < times.size(); ++d) {
     report.devices[d].share = share_sum[d] / report.frames;
@@ -661,7 +669,8 @@ void Pipeline::Impl::run_chunks(std::uint64_t ticket, const Frame& input, Frame&
   detail::FrameSums sums;
   const detail::ChunkRun run{devices, *executor, failed,
                              [this](const DeviceFailure& f) { fail_device(f); }};
-  detail::run_chunks(run, input, output, chunk_rows, collect_stats, times, sums);
+  const int q = band_quantum();
+  detail::run_chunks(run, input, output, (chunk_rows + q - 1) / q * q, collect_stats, times, sums);
   fractions.assign(times.size(), 0.0);
   for (std::size_t d = 0; d < times.size(); ++d) {
     fractions[d] = static_cast<double>(times[d].rows) / input.height();
@@ -672,7 +681,7 @@ void Pipeline::Impl::run_chunks(std::uint64_t ticket, const Frame& input, Frame&
 void Pipeline::Impl::load_split(int width, int height) {
   if (!options.persist_split) return;
   const std::string key = detail::SplitStore::key(devices.key(), graph.to_string(), width, height,
-                                                  std::string(to_string(input_format)));
+                                                  std::string(to_string(formats.input)));
   if (whole_frames != WholeFrames::never) {
     frames_key = key + "-frames";
     last_frame_ms = split_store.load(frames_key, devices.size());
@@ -723,7 +732,7 @@ Pipeline::~Pipeline() {
 }
 
 PixelFormat Pipeline::output_format(PixelFormat input) const {
-  return impl_->graph.validate(input);
+  return detail::default_output_format(impl_->graph, input);
 }
 
 Frame Pipeline::make_frame(int width, int height, PixelFormat format) const {
@@ -736,30 +745,43 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
   Impl& m = *impl_;
   std::unique_lock lock(m.mutex);
   if (input.empty()) throw Error("the input frame is empty");
-  if (!m.compiled || m.input_format != input.format()) {
+  // The output keeps its format where the graph can give it (planes or the working format),
+  // and is made anew in the default one otherwise.
+  const PixelFormat working = working_format(input.format());
+  const PixelFormat graph_out = m.compiled && working_format(m.formats.input) == working
+                                    ? working_format(m.formats.output)
+                                    : m.graph.validate(working);
+  const bool output_fits = !output.empty() && output.width() == input.width() &&
+                           output.height() == input.height() &&
+                           working_format(output.format()) == graph_out;
+  if (!output_fits) {
+    output = make_frame(input.width(), input.height(),
+                        detail::default_output_format(m.graph, input.format()));
+  }
+  if (is_planar(input.format()) && is_planar(output.format())) {
+    output.set_yuv_encoding(input.yuv_encoding());
+  }
+  const detail::FrameFormats frames{input.format(), output.format(), input.yuv_encoding(),
+                                    output.yuv_encoding()};
+  if (!m.compiled || !(m.formats == frames)) {
     m.complete_all(lock);  // frames on the devices use the passes compiled now
-    m.compile(input.format());
+    m.compile(frames);
   }
-  const PixelFormat out_format = m.value_formats[m.output_value];
-  if (output.empty() || output.width() != input.width() || output.height() != input.height() ||
-      output.format() != out_format) {
-    output = make_frame(input.width(), input.height(), out_format);
-  }
+  const PixelFormat out_format = output.format();
   const std::uint64_t ticket = ++m.last_ticket;
+  // Bands start on row groups: those of each frame must start on the devices' alignment.
   const std::size_t align = m.devices.row_alignment();
-  if (input.pitch() % align || output.pitch() % align) {
+  if (input.pitch() * rows_per_group(input.format()) % align ||
+      output.pitch() * rows_per_group(output.format()) % align) {
     // Rows of these frames cannot start sub-buffers on every device: go through aligned copies.
     m.complete_all(lock);
     lock.unlock();
     Frame in = make_frame(input.width(), input.height(), input.format());  // pinned if it helps
-    for (int y = 0; y < input.height(); ++y) {
-      std::memcpy(in.row(y), input.row(y), input.width() * bytes_per_pixel(input.format()));
-    }
+    copy_pixels(input, in);
     Frame out = make_frame(input.width(), input.height(), out_format);
+    out.set_yuv_encoding(output.yuv_encoding());
     process(in, out);
-    for (int y = 0; y < input.height(); ++y) {
-      std::memcpy(output.row(y), out.row(y), input.width() * bytes_per_pixel(out_format));
-    }
+    copy_pixels(out, output);
     return ticket;
   }
   if (!m.split_loaded) {
@@ -937,9 +959,14 @@ std::vector<std::string> Pipeline::passes() const {
   std::lock_guard lock(impl_->mutex);
   std::vector<std::string> out;
   for (const Pass& p : impl_->passes) {
-    std::string line = p.pointwise ? "point-wise:" : "stencil:";
+    std::string line = p.nodes.empty() ? "convert:" : p.pointwise ? "point-wise:" : "stencil:";
     const auto& nodes = impl_->graph.nodes();
     for (int n : p.nodes) line += " " + nodes[n].spec->name;
+    const PixelFormat in = p.input_formats.empty() ? p.format : p.input_formats.front();
+    if (p.nodes.empty() || is_planar(in) || is_planar(p.format)) {
+      line += std::string(p.nodes.empty() ? " " : " (") + std::string(to_string(in)) + " -> " +
+              std::string(to_string(p.format)) + (p.nodes.empty() ? "" : ")");
+    }
     out.push_back(std::move(line));
   }
   return out;

@@ -10,7 +10,39 @@ namespace tandem::detail {
 namespace {
 
 const char* element_type(PixelFormat f) {
-  return f == PixelFormat::rgba8 ? "uchar" : "float";
+  return f == PixelFormat::rgba32f ? "float" : "uchar";
+}
+
+// The coefficients of `e` as the conversions in kernels/yuv.clh take them, an OpenCL literal.
+std::string yuv_literal(const YuvEncoding& e) {
+  double kr = 0.2126, kb = 0.0722;  // ITU-R BT.709
+  if (e.matrix == YuvEncoding::Matrix::bt601) kr = 0.299, kb = 0.114;
+  if (e.matrix == YuvEncoding::Matrix::bt2020) kr = 0.2627, kb = 0.0593;
+  const double kg = 1 - kr - kb;
+  const double y_offset = e.full_range ? 0 : 16, y_range = e.full_range ? 255 : 219;
+  const double c_range = e.full_range ? 255 : 224;
+  const double m[16] = {y_offset,
+                        1 / y_range,
+                        1 / c_range,
+                        2 * (1 - kr),
+                        2 * kb * (1 - kb) / kg,
+                        2 * kr * (1 - kr) / kg,
+                        2 * (1 - kb),
+                        kr,
+                        kg,
+                        kb,
+                        c_range / 255 / (2 * (1 - kb)),
+                        c_range / 255 / (2 * (1 - kr)),
+                        y_range / 255,
+                        y_offset,
+                        0,
+                        0};
+  std::ostringstream k;
+  k.precision(9);
+  k << "(float16)(";
+  for (int i = 0; i < 16; ++i) k << (i ? ", " : "") << std::fixed << m[i] << "f";
+  k << ")";
+  return k.str();
 }
 
 const char* const kLanes[4] = {"s0123", "s4567", "s89ab", "scdef"};
@@ -67,10 +99,12 @@ std::string epilogue_code(const Pass& pass) {
 
 // The fused point-wise kernel: four pixels a work-item. One that gathers frame statistics runs
 // in work-groups along a row (stats_group()) and writes a partial per group
-// (tandem_stats_group).
-std::string fused_kernel(const Pass& pass) {
+// (tandem_stats_group). One that stores planes (Pass::stores_planes()) runs the chain on two
+// rows a work-item, the row pair its 4:2:0 chroma covers.
+std::string fused_kernel(const Pass& pass, const FrameFormats& formats) {
   std::ostringstream k;
   const bool stats = pass.stats_stage >= 0;
+  const bool planes = pass.stores_planes();
   k << "__kernel void tandem_fused(";
   for (std::size_t i = 0; i < pass.inputs.size(); ++i) {
     k << "const __global " << element_type(pass.input_formats[i]) << "* restrict in" << i
@@ -78,24 +112,47 @@ std::string fused_kernel(const Pass& pass) {
   }
   k << "__global " << element_type(pass.format) << "* restrict out, int out_first, int out_pitch,"
     << " int y0";
+  if (planes) k << ", int y_end, int x_end";
   for (std::size_t s = 0; s < pass.filters.size(); ++s) k << ", float16 p" << s;
   if (stats) k << ", int width, __global float2* restrict stats_out";
-  k << ") {\n  const int x = (int)get_global_id(0) * 4;\n  const int y = y0 + "
-       "(int)get_global_id(1);\n";
+  k << ") {\n  const int x = (int)get_global_id(0) * 4;\n";
   if (stats) {
     k << "  __local float2 stats_scratch[" << kMaxStatsGroup << "];\n"
       << "  float4 stats_l;  // luminance of each pixel's input to the statistics' stage\n";
   }
-  for (std::size_t i = 0; i < pass.inputs.size(); ++i) {
-    k << "  const float16 v" << i << " = tandem_load4_" << to_string(pass.input_formats[i]) << "(in"
-      << i << " + (size_t)(y - in" << i << "_first) * in" << i << "_pitch, x);\n";
+  // Loads the inputs' four pixels of row y, runs the chain on them, leaves them in r.
+  auto row_code = [&](const char* indent) {
+    for (std::size_t i = 0; i < pass.inputs.size(); ++i) {
+      const PixelFormat f = pass.input_formats[i];
+      const std::string in = "in" + std::to_string(i);
+      k << indent << "const float16 v" << i << " = tandem_load4_" << to_string(f) << "(";
+      if (is_planar(f)) {
+        k << in << ", " << in << "_first, " << in << "_pitch, x, y, "
+          << yuv_literal(formats.input_encoding) << ");\n";
+      } else {
+        k << in << " + (size_t)(y - " << in << "_first) * " << in << "_pitch, x);\n";
+      }
+    }
+    for (int lane = 0; lane < 4; ++lane) {
+      k << indent << "{\n" << indent << "  float4 c = v0." << kLanes[lane] << ";\n";
+      chain_code(k, pass, 0, lane, "p");
+      k << indent << "  r." << kLanes[lane] << " = c;\n" << indent << "}\n";
+    }
+  };
+  if (planes) {
+    // The second row of a frame of odd height is the first again, which adds nothing new to
+    // the chroma's mean; its Y' row lands in the frame's padding.
+    k << "  const int y_top = y0 + 2 * (int)get_global_id(1);\n  float16 pair[2];\n"
+      << "  for (int row = 0; row < 2; ++row) {\n    const int y = min(y_top + row, y_end - 1);\n"
+      << "    float16 r;\n";
+    row_code("    ");
+    k << "    pair[row] = r;\n  }\n  tandem_store8_" << to_string(pass.format)
+      << "(out, out_first, out_pitch, x, y_top, x_end, pair[0], pair[1], "
+      << yuv_literal(formats.output_encoding) << ");\n}\n";
+    return k.str();
   }
-  k << "  float16 r;\n";
-  for (int lane = 0; lane < 4; ++lane) {
-    k << "  {\n    float4 c = v0." << kLanes[lane] << ";\n";
-    chain_code(k, pass, 0, lane, "p");
-    k << "    r." << kLanes[lane] << " = c;\n  }\n";
-  }
+  k << "  const int y = y0 + (int)get_global_id(1);\n  float16 r;\n";
+  row_code("  ");
   k << "  tandem_store4_" << to_string(pass.format)
     << "(out + (size_t)(y - out_first) * out_pitch, x, r);\n";
   if (stats) {
@@ -130,8 +187,22 @@ cl_float16 stage_args(const PointwiseStage& stage) {
   return p;
 }
 
-Plan lower(const Graph& graph, PixelFormat input, bool fuse) {
+PixelFormat default_output_format(const Graph& graph, PixelFormat input) {
+  const PixelFormat out = graph.validate(working_format(input));
+  return is_planar(input) && out == working_format(input) ? input : out;
+}
+
+Plan lower(const Graph& graph, const FrameFormats& formats, bool fuse) {
+  const PixelFormat input = working_format(formats.input);
+  const PixelFormat graph_output = graph.validate(input);
+  if (formats.output != graph_output &&
+      !(is_planar(formats.output) && working_format(formats.output) == graph_output)) {
+    throw Error("the graph makes " + std::string(to_string(graph_output)) + " frames from " +
+                std::string(to_string(formats.input)) + ", not " +
+                std::string(to_string(formats.output)));
+  }
   Plan plan;
+  plan.formats = formats;
   // Named references, not a structured binding: lambdas below capture them, which C++20
   // allows only for variables (clang 14 rejects captured bindings).
   auto& filters = plan.filters;
@@ -139,10 +210,27 @@ Plan lower(const Graph& graph, PixelFormat input, bool fuse) {
   auto& value_formats = plan.value_formats;
   int& output_value = plan.output_value;
   const auto& nodes = graph.nodes();
-  value_formats.assign(1, input);
+  // A pass converting between formats alone; point-wise filters may join it.
+  auto conversion = [&](int in, int out) {
+    Pass p;
+    p.inputs = {in};
+    p.input_formats = {value_formats[in]};
+    p.output = out;
+    p.format = value_formats[out];
+    p.pointwise = true;
+    return p;
+  };
+  value_formats.assign(1, formats.input);
+  // The value filters read as the graph's input: the source, or its conversion (value 1).
+  int source = 0;
+  if (is_planar(formats.input)) {
+    value_formats.push_back(input);
+    source = 1;
+    passes.push_back(conversion(0, 1));
+  }
   std::vector<int> node_value(nodes.size(), -1);
   std::vector<std::vector<int>> node_inputs(nodes.size());
-  auto value_of = [&](PadRef r) { return r.node < 0 ? 0 : node_value[r.node]; };
+  auto value_of = [&](PadRef r) { return r.node < 0 ? source : node_value[r.node]; };
   filters.resize(nodes.size());
 
   const std::vector<int> order = graph.topological_order();
@@ -174,6 +262,7 @@ Plan lower(const Graph& graph, PixelFormat input, bool fuse) {
   ++consumers[output_value];
 
   std::vector<int> producer(value_formats.size(), -1);  // pass index producing each value
+  if (source > 0) producer[source] = 0;
   for (int n : order) {
     Filter* f = filters[n].get();
     const PointwiseStage* stage = f->pointwise();
@@ -251,6 +340,22 @@ Plan lower(const Graph& graph, PixelFormat input, bool fuse) {
     passes.push_back(std::move(p));
   }
 
+  if (is_planar(formats.output)) {
+    // The chain producing the output stores the planes, where nothing else reads its value
+    // and it gathers no statistics (a partial a row; the planes' store covers two). Storing
+    // quantises as storing the working format would, so fused or not, the output is the same.
+    const int last = producer[output_value];
+    if (fuse && last >= 0 && passes[last].pointwise && passes[last].output == output_value &&
+        consumers[output_value] == 1 && passes[last].stats_stage < 0) {
+      passes[last].format = formats.output;
+      value_formats[output_value] = formats.output;
+    } else {
+      value_formats.push_back(formats.output);
+      passes.push_back(conversion(output_value, static_cast<int>(value_formats.size()) - 1));
+      output_value = static_cast<int>(value_formats.size()) - 1;
+    }
+  }
+
   for (Pass& p : passes) {
     if (!p.pointwise && !p.has_epilogue()) continue;
     std::vector<std::string> sources;
@@ -265,9 +370,12 @@ Plan lower(const Graph& graph, PixelFormat input, bool fuse) {
     std::string options = p.pointwise ? "" : "-DTANDEM_EPILOGUE=1";
     for (const auto& d : defines) options += (options.empty() ? "" : " ") + d;
     if (p.pointwise) {
+      const bool planes = is_planar(p.format) ||
+                          std::any_of(p.input_formats.begin(), p.input_formats.end(), is_planar);
+      if (planes) sources.insert(sources.begin(), "yuv.clh");
       p.sources = std::move(sources);
       p.options = std::move(options);
-      p.generated = fused_kernel(p);
+      p.generated = fused_kernel(p, formats);
     } else {
       p.epilogue.sources = std::move(sources);
       p.epilogue.options = std::move(options);

@@ -1,7 +1,9 @@
 #pragma once
 // The lowering of a graph into passes over a band: which filters run in which kernel. A pass
 // is a stencil (with the point-wise chain after it as its epilogue, where the stencil can run
-// one) or a fused chain of point-wise filters; values are numbered, 0 the source frame.
+// one) or a fused chain of point-wise filters; values are numbered, 0 the source frame. Frames
+// of a plane format (yuv420p) are converted as a fused chain loads them and back as the last one
+// stores: filters see the working format only.
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,7 +28,17 @@ constexpr std::size_t kMaxStatsGroup = 64;
 /// branch around) and the reduction's order follows from the frame's width alone.
 std::size_t stats_group(std::size_t x_items);
 
-// One pass over a band: a stencil filter, or a fused chain of point-wise filters.
+// The frames a graph is lowered for: their formats, and how the plane formats' codes stand for
+// colours (the conversions' coefficients are compiled into the kernels).
+struct FrameFormats {
+  PixelFormat input = PixelFormat::rgba8;
+  PixelFormat output = PixelFormat::rgba8;
+  YuvEncoding input_encoding, output_encoding;
+  bool operator==(const FrameFormats&) const = default;
+};
+
+// One pass over a band: a stencil filter, or a fused chain of point-wise filters (possibly of
+// none: a conversion between formats alone).
 struct Pass {
   std::vector<int> nodes;
   std::vector<Filter*> filters;
@@ -50,20 +62,32 @@ struct Pass {
   Epilogue epilogue;
 
   bool has_epilogue() const { return !pointwise && filters.size() > 1; }
+  // A fused chain storing a plane format: each work-item stores two rows (4:2:0 chroma is
+  // the mean of a 2x2 block) and the kernel takes the rows and the width it ends at.
+  bool stores_planes() const { return pointwise && is_planar(format); }
   Filter* stats_filter() const { return stats_stage < 0 ? nullptr : filters[stats_stage]; }
 };
 
-// A graph lowered for one input format.
+// A graph lowered for one input and output format.
 struct Plan {
+  FrameFormats formats;
   std::vector<std::unique_ptr<Filter>> filters;  // per graph node
   std::vector<Pass> passes;                      // in the order they run
   std::vector<PixelFormat> value_formats;        // value 0 is the source
   int output_value = 0;
 };
 
-/// Lowers `graph` (validated for `input`) into passes; `fuse` false keeps every filter a pass
-/// of its own.
-Plan lower(const Graph& graph, PixelFormat input, bool fuse);
+/// The output format for frames of `input` format: the graph's output format (validated for
+/// the input's working format), or the input's plane format where the graph ends in the working
+/// format it was converted to.
+PixelFormat default_output_format(const Graph& graph, PixelFormat input);
+
+/// Lowers `graph` into passes for `formats`: a plane input is converted by the first pass, a
+/// plane output by the last (which the point-wise chain before it joins). `fuse` false keeps
+/// every filter a pass of its own (the output is the same). Throws Error when the graph refuses
+/// the input's working format or `formats.output` is neither its output format nor a plane
+/// format of it.
+Plan lower(const Graph& graph, const FrameFormats& formats, bool fuse);
 
 /// A point-wise stage's arguments as its kernel takes them.
 cl_float16 stage_args(const PointwiseStage& stage);

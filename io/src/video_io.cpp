@@ -355,6 +355,125 @@ int sws_matrix(int space, int height) {
 
 constexpr int kSwsFlags = SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT | SWS_FULL_CHR_H_INP;
 
+YuvEncoding::Matrix yuv_matrix(int sws_matrix) {
+  return sws_matrix == SWS_CS_ITU709   ? YuvEncoding::Matrix::bt709
+         : sws_matrix == SWS_CS_BT2020 ? YuvEncoding::Matrix::bt2020
+                                       : YuvEncoding::Matrix::bt601;
+}
+
+int sws_matrix(YuvEncoding::Matrix matrix) {
+  return matrix == YuvEncoding::Matrix::bt709    ? SWS_CS_ITU709
+         : matrix == YuvEncoding::Matrix::bt2020 ? SWS_CS_BT2020
+                                                 : SWS_CS_ITU601;
+}
+
+// The encoding of pictures in `format` with matrix `space` and range `range` (AVColorSpace and
+// AVColorRange as stored), by the rules the conversions to and from RGBA follow (sws_matrix(),
+// is_full_range_yuvj()), so that both agree; none for RGB and grey pictures and for the matrices
+// YuvEncoding has no name for (FCC, SMPTE 240M, YCgCo, BT.2020 constant luminance, ...).
+std::optional<YuvEncoding> yuv_encoding_of(AVPixelFormat format, int space, int range, int height) {
+  if (!is_yuv(format)) return std::nullopt;
+  const bool named = space == AVCOL_SPC_BT709 || space == AVCOL_SPC_BT470BG ||
+                     space == AVCOL_SPC_SMPTE170M || space == AVCOL_SPC_BT2020_NCL;
+  const bool unmarked = space == AVCOL_SPC_UNSPECIFIED || space == AVCOL_SPC_RESERVED ||
+                        space < 0 || space >= AVCOL_SPC_NB;
+  if (!named && !unmarked) return std::nullopt;
+  return YuvEncoding{yuv_matrix(sws_matrix(space, height)),
+                     range == AVCOL_RANGE_JPEG || is_full_range_yuvj(format)};
+}
+
+// One side of a conversion: the pixel format and, for Y'CbCr ones, the matrix (SWS_CS_*) and
+// range; for the others FFmpeg's conventions hold (RGB has no range, grey is full range).
+struct ScalerSide {
+  AVPixelFormat format = AV_PIX_FMT_NONE;
+  int matrix = SWS_CS_DEFAULT;
+  bool full_range = true;
+  bool operator==(const ScalerSide&) const = default;
+};
+
+// A swscale context made again when the sides change. The ranges are given before swscale
+// initialises it: it chooses a plain copy between planes of one format then, and ignores a range
+// given afterwards (sws_setColorspaceDetails; FFmpeg 5.1 copies yuv420p unchanged from limited to
+// full range).
+class Scaler {
+ public:
+  Scaler() = default;
+  Scaler(const Scaler&) = delete;
+  Scaler& operator=(const Scaler&) = delete;
+  ~Scaler() { sws_freeContext(sws_); }
+
+  // Converts a `width` x `height` picture; false when swscale cannot convert these formats.
+  bool scale(int width, int height, const ScalerSide& from, const std::uint8_t* const src[],
+             const int src_stride[], const ScalerSide& to, std::uint8_t* const dst[],
+             const int dst_stride[]);
+
+ private:
+  SwsContext* sws_ = nullptr;
+  int width_ = 0, height_ = 0;
+  ScalerSide from_, to_;
+};
+
+bool Scaler::scale(int width, int height, const ScalerSide& from, const std::uint8_t* const src[],
+                   const int src_stride[], const ScalerSide& to, std::uint8_t* const dst[],
+                   const int dst_stride[]) {
+  if (!sws_ || width != width_ || height != height_ || from != from_ || to != to_) {
+    sws_freeContext(sws_);
+    sws_ = sws_alloc_context();
+    if (!sws_) throw std::bad_alloc();
+    width_ = width;
+    height_ = height;
+    from_ = from;
+    to_ = to;
+    av_opt_set_int(sws_, "srcw", width, 0);
+    av_opt_set_int(sws_, "srch", height, 0);
+    av_opt_set_int(sws_, "src_format", from.format, 0);
+    av_opt_set_int(sws_, "dstw", width, 0);
+    av_opt_set_int(sws_, "dsth", height, 0);
+    av_opt_set_int(sws_, "dst_format", to.format, 0);
+    av_opt_set_int(sws_, "sws_flags", kSwsFlags, 0);
+    av_opt_set_int(sws_, "src_range", from.full_range, 0);
+    av_opt_set_int(sws_, "dst_range", to.full_range, 0);
+    if (sws_init_context(sws_, nullptr, nullptr) < 0) {
+      sws_freeContext(sws_);
+      sws_ = nullptr;
+      return false;
+    }
+    sws_setColorspaceDetails(sws_, sws_getCoefficients(from.matrix), from.full_range,
+                             sws_getCoefficients(to.matrix), to.full_range, 0, 1 << 16, 1 << 16);
+  }
+  sws_scale(sws_, src, src_stride, 0, height, dst, dst_stride);
+  return true;
+}
+
+// Gives `picture` buffers for a `width` x `height` picture in `format`, unless it has them.
+void allocate_picture(AVFrame* picture, AVPixelFormat format, int width, int height) {
+  if (picture->data[0] && picture->format == format) return;
+  av_frame_unref(picture);
+  picture->format = format;
+  picture->width = width;
+  picture->height = height;
+  if (av_frame_get_buffer(picture, 0) < 0) throw std::bad_alloc();
+}
+
+// The three planes of a yuv420p AVFrame into a yuv420p Frame of its size, and back.
+void copy_planes(const AVFrame& from, Frame& to) {
+  for (int p = 0; p < 3; ++p) {
+    for (int y = 0; y < to.plane_height(p); ++y) {
+      std::memcpy(to.plane_row(p, y),
+                  from.data[p] + static_cast<std::ptrdiff_t>(y) * from.linesize[p],
+                  static_cast<std::size_t>(to.plane_width(p)));
+    }
+  }
+}
+void copy_planes(const Frame& from, AVFrame& to) {
+  for (int p = 0; p < 3; ++p) {
+    for (int y = 0; y < from.plane_height(p); ++y) {
+      std::memcpy(to.data[p] + static_cast<std::ptrdiff_t>(y) * to.linesize[p],
+                  from.plane_row(p, y), static_cast<std::size_t>(from.plane_width(p)));
+    }
+  }
+}
+
 std::optional<std::array<std::int32_t, 9>> display_matrix_of(const AVStream* st) {
   const std::uint8_t* data = nullptr;
   std::size_t size = 0;
@@ -455,9 +574,12 @@ struct VideoReader::Impl {
   LogSink log;
   std::unique_ptr<AVFormatContext, InputCloser> format;
   std::unique_ptr<AVCodecContext, CodecFree> decoder;
-  SwsContext* sws = nullptr;
+  SwsContext* sws = nullptr;  // decoded pictures to RGBA
+  Scaler to_yuv420p;          // decoded pictures, or RGBA ones, to yuv420p
   PacketPtr packet = new_packet();
   FramePtr decoded = new_frame();
+  FramePtr planes = new_frame();  // what to_yuv420p gives, before it is copied into the frame
+  FramePtr rgba = new_frame();    // pictures without a YuvEncoding on their way to planes
   int video = -1;
   AVRational time_base{0, 1};
   std::int64_t frame_step = 1;  // one frame in time_base units, for frames without timestamps
@@ -515,6 +637,8 @@ struct VideoReader::Impl {
   bool take_frame(Frame& frame, std::int64_t& pts);
   void feed();
   void convert(Frame& frame);
+  void to_rgba(std::uint8_t* dst, int pitch);
+  void to_planes(Frame& frame);
   void end_of_range(bool reached_end_of_file);
   void problem(const std::string& what, bool lost_frame, std::int64_t at = AV_NOPTS_VALUE);
   void lose(std::int64_t at, std::string what, bool lost_frame);
@@ -678,6 +802,9 @@ void VideoReader::Impl::open(const fs::path& path) {
                                   AVCOL_SPC_NB, av_color_space_name);
   info.color_range = colour_name(stored_value(par->color_range), AVCOL_RANGE_UNSPECIFIED,
                                  AVCOL_RANGE_NB, av_color_range_name);
+  info.yuv_encoding =
+      yuv_encoding_of(static_cast<AVPixelFormat>(par->format), stored_value(par->color_space),
+                      stored_value(par->color_range), info.height);
   if (rate.num > 0 && rate.den > 0) {
     frame_step = std::max<std::int64_t>(1, av_rescale_q(1, av_inv_q(rate), time_base));
   }
@@ -926,11 +1053,22 @@ void VideoReader::Impl::feed() {
 void VideoReader::Impl::convert(Frame& frame) {
   const int w = info.width, h = info.height;
   if (frame.empty()) frame = Frame(w, h, PixelFormat::rgba8);
-  if (frame.format() != PixelFormat::rgba8 || frame.width() != w || frame.height() != h) {
-    throw Error("VideoReader::read: the frame must be rgba8 " + std::to_string(w) + "x" +
+  if ((frame.format() != PixelFormat::rgba8 && frame.format() != PixelFormat::yuv420p) ||
+      frame.width() != w || frame.height() != h) {
+    throw Error("VideoReader::read: the frame must be rgba8 or yuv420p " + std::to_string(w) + "x" +
                 std::to_string(h) + ", not " + std::string(to_string(frame.format())) + " " +
                 std::to_string(frame.width()) + "x" + std::to_string(frame.height()));
   }
+  if (frame.format() == PixelFormat::rgba8) {
+    to_rgba(frame.row(0), static_cast<int>(frame.pitch()));
+  } else {
+    to_planes(frame);
+  }
+}
+
+// The decoded picture as RGBA, rows `pitch` bytes apart from `dst`.
+void VideoReader::Impl::to_rgba(std::uint8_t* dst, int pitch) {
+  const int w = info.width, h = info.height;
   const auto source = static_cast<AVPixelFormat>(decoded->format);
   sws = sws_getCachedContext(sws, w, h, source, w, h, AV_PIX_FMT_RGBA, kSwsFlags, nullptr, nullptr,
                              nullptr);
@@ -946,9 +1084,45 @@ void VideoReader::Impl::convert(Frame& frame) {
                              sws_getCoefficients(sws_matrix(stored_value(decoded->colorspace), h)),
                              full, sws_getCoefficients(SWS_CS_DEFAULT), 1, 0, 1 << 16, 1 << 16);
   }
-  std::uint8_t* dst[4] = {frame.row(0), nullptr, nullptr, nullptr};
-  int dst_stride[4] = {static_cast<int>(frame.pitch()), 0, 0, 0};
-  sws_scale(sws, decoded->data, decoded->linesize, 0, h, dst, dst_stride);
+  std::uint8_t* const rows[4] = {dst, nullptr, nullptr, nullptr};
+  const int stride[4] = {pitch, 0, 0, 0};
+  sws_scale(sws, decoded->data, decoded->linesize, 0, h, rows, stride);
+}
+
+// The decoded picture into a yuv420p frame: its planes as they are when they are 8-bit 4:2:0,
+// else resampled in the picture's own encoding. A picture that has none (RGB, grey, a matrix
+// YuvEncoding cannot name) takes the RGBA read's way, then VideoWriter's from RGBA into the
+// encoding players assume for the height, so both reads of it agree.
+void VideoReader::Impl::to_planes(Frame& frame) {
+  const int w = info.width, h = info.height;
+  const auto source = static_cast<AVPixelFormat>(decoded->format);
+  const std::optional<YuvEncoding> own = yuv_encoding_of(source, stored_value(decoded->colorspace),
+                                                         stored_value(decoded->color_range), h);
+  const YuvEncoding encoding =
+      own.value_or(YuvEncoding{yuv_matrix(sws_matrix(AVCOL_SPC_UNSPECIFIED, h)), false});
+  if (own && (source == AV_PIX_FMT_YUV420P || source == AV_PIX_FMT_YUVJ420P)) {
+    copy_planes(*decoded, frame);
+  } else {
+    allocate_picture(planes.get(), AV_PIX_FMT_YUV420P, w, h);
+    const ScalerSide to{AV_PIX_FMT_YUV420P, sws_matrix(encoding.matrix), encoding.full_range};
+    bool converted;
+    if (own) {
+      converted = to_yuv420p.scale(w, h, {source, to.matrix, to.full_range}, decoded->data,
+                                   decoded->linesize, to, planes->data, planes->linesize);
+    } else {
+      allocate_picture(rgba.get(), AV_PIX_FMT_RGBA, w, h);
+      to_rgba(rgba->data[0], rgba->linesize[0]);
+      converted = to_yuv420p.scale(w, h, {AV_PIX_FMT_RGBA}, rgba->data, rgba->linesize, to,
+                                   planes->data, planes->linesize);
+    }
+    if (!converted) {
+      const char* n = av_get_pix_fmt_name(own ? source : AV_PIX_FMT_RGBA);
+      throw Error("cannot decode '" + name + "': cannot convert pixel format " +
+                  (n ? n : "unknown") + " to yuv420p");
+    }
+    copy_planes(*planes, frame);
+  }
+  frame.set_yuv_encoding(encoding);
 }
 
 // A frame out of the decoder: true when it was handed out.
@@ -1185,8 +1359,11 @@ struct VideoWriter::Impl {
   AVFormatContext* out = nullptr;
   std::unique_ptr<AVCodecContext, CodecFree> encoder;
   AVStream* video_stream = nullptr;
-  SwsContext* sws = nullptr;
+  SwsContext* sws = nullptr;  // RGBA frames to the encoder's pixel format
+  Scaler from_yuv420p;        // yuv420p frames whose planes the encoder cannot take as they are
+  ScalerSide encoded;         // the encoder's pixel format and colours
   FramePtr picture = new_frame();
+  FramePtr planes = new_frame();  // a yuv420p frame's planes, as swscale reads them
   PacketPtr packet = new_packet();
   AVRational input_time_base{0, 1};
   // Subtracted from every timestamp, in input_time_base units: a reader started at T seconds
@@ -1218,6 +1395,7 @@ struct VideoWriter::Impl {
   void drain(bool flush);
   void write_packet(AVPacket* pkt, const char* doing);
   void write(const Frame& frame, std::int64_t pts);
+  void write_planes(const Frame& frame);
   void write(StreamPacket p);
   void finish();
   void close_file(bool keep);
@@ -1546,12 +1724,13 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
     sws = sws_getContext(width, height, AV_PIX_FMT_RGBA, width, height, pix, kSwsFlags, nullptr,
                          nullptr, nullptr);
     if (!sws) throw Error(what() + "cannot convert RGBA to " + pix_fmt_name);
+    encoded.format = pix;
     if (is_yuv(pix)) {
-      sws_setColorspaceDetails(
-          sws, sws_getCoefficients(SWS_CS_DEFAULT), 1,
-          sws_getCoefficients(sws_matrix(enc->colorspace, height)),
-          is_full_range_yuvj(pix) || enc->color_range == AVCOL_RANGE_JPEG ? 1 : 0, 0, 1 << 16,
-          1 << 16);
+      encoded.matrix = sws_matrix(enc->colorspace, height);
+      encoded.full_range = is_full_range_yuvj(pix) || enc->color_range == AVCOL_RANGE_JPEG;
+      sws_setColorspaceDetails(sws, sws_getCoefficients(SWS_CS_DEFAULT), 1,
+                               sws_getCoefficients(encoded.matrix), encoded.full_range ? 1 : 0, 0,
+                               1 << 16, 1 << 16);
     }
   } catch (...) {
     options.keep_partial = false;  // nothing worth keeping was written
@@ -1581,8 +1760,9 @@ void VideoWriter::Impl::drain(bool flush) {
 
 void VideoWriter::Impl::write(const Frame& frame, std::int64_t pts) {
   if (closed) throw Error(what() + "the writer is closed");
-  if (frame.format() != PixelFormat::rgba8 || frame.width() != width || frame.height() != height) {
-    throw Error(what() + "frames must be rgba8 " + std::to_string(width) + "x" +
+  if ((frame.format() != PixelFormat::rgba8 && frame.format() != PixelFormat::yuv420p) ||
+      frame.width() != width || frame.height() != height) {
+    throw Error(what() + "frames must be rgba8 or yuv420p " + std::to_string(width) + "x" +
                 std::to_string(height) + ", not " + std::string(to_string(frame.format())) + " " +
                 std::to_string(frame.width()) + "x" + std::to_string(frame.height()));
   }
@@ -1606,9 +1786,13 @@ void VideoWriter::Impl::write(const Frame& frame, std::int64_t pts) {
     picture->height = height;
     if ((r = av_frame_get_buffer(picture.get(), 0)) < 0) throw std::bad_alloc();
   }
-  const std::uint8_t* src[4] = {frame.row(0), nullptr, nullptr, nullptr};
-  const int src_stride[4] = {static_cast<int>(frame.pitch()), 0, 0, 0};
-  sws_scale(sws, src, src_stride, 0, height, picture->data, picture->linesize);
+  if (frame.format() == PixelFormat::yuv420p) {
+    write_planes(frame);
+  } else {
+    const std::uint8_t* src[4] = {frame.row(0), nullptr, nullptr, nullptr};
+    const int src_stride[4] = {static_cast<int>(frame.pitch()), 0, 0, 0};
+    sws_scale(sws, src, src_stride, 0, height, picture->data, picture->linesize);
+  }
   picture->pts = t;
   picture->color_range = encoder->color_range;
   picture->colorspace = encoder->colorspace;
@@ -1620,6 +1804,27 @@ void VideoWriter::Impl::write(const Frame& frame, std::int64_t pts) {
   last_pts = pts;
   last_encoder_pts = t;
   ++frames;
+}
+
+// A yuv420p frame into the encoder's picture: its planes as they are when the encoder takes 4:2:0
+// in the frame's encoding; otherwise converted from it into the encoder's format and colours.
+void VideoWriter::Impl::write_planes(const Frame& frame) {
+  const YuvEncoding& e = frame.yuv_encoding();
+  const ScalerSide from{AV_PIX_FMT_YUV420P, sws_matrix(e.matrix), e.full_range};
+  const bool as_they_are =
+      (encoded.format == AV_PIX_FMT_YUV420P || encoded.format == AV_PIX_FMT_YUVJ420P) &&
+      encoded.matrix == from.matrix && encoded.full_range == from.full_range;
+  if (as_they_are) {
+    copy_planes(frame, *picture);
+    return;
+  }
+  // The frame's rows are stored by row pairs, with no one pitch per plane that swscale could read.
+  allocate_picture(planes.get(), AV_PIX_FMT_YUV420P, width, height);
+  copy_planes(frame, *planes);
+  if (!from_yuv420p.scale(width, height, from, planes->data, planes->linesize, encoded,
+                          picture->data, picture->linesize)) {
+    throw Error(what() + "cannot convert yuv420p to " + pix_fmt_name);
+  }
 }
 
 void VideoWriter::Impl::write(StreamPacket p) {

@@ -26,12 +26,25 @@ auto timed(double& ms, F&& stage) {
   return stage();
 }
 
+bool is_420(const std::string& pixel_format) {
+  return pixel_format == "yuv420p" || pixel_format == "yuvj420p";
+}
+
 }  // namespace
+
+PixelFormat device_format(const VideoReader& reader, const VideoWriter& writer) {
+  const VideoInfo& info = reader.info();
+  return info.yuv_encoding && info.bit_depth == 8 && is_420(info.pixel_format) &&
+                 is_420(writer.pixel_format())
+             ? PixelFormat::yuv420p
+             : PixelFormat::rgba8;
+}
 
 VideoRunStats process_video(VideoReader& reader, Pipeline& pipeline, VideoWriter& writer,
                             const VideoRunOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   VideoRunStats stats;
+  stats.format = device_format(reader, writer);
   const int slots =
       options.frames_in_flight > 0 ? options.frames_in_flight : pipeline.capacity() + 2;
   const VideoInfo& info = reader.info();
@@ -39,9 +52,12 @@ VideoRunStats process_video(VideoReader& reader, Pipeline& pipeline, VideoWriter
   // and device buffers are reused for the whole video.
   std::vector<Frame> inputs, outputs;
   for (int i = 0; i < slots; ++i) {
-    inputs.push_back(pipeline.make_frame(info.width, info.height, PixelFormat::rgba8));
-    outputs.push_back(pipeline.make_frame(info.width, info.height, PixelFormat::rgba8));
+    inputs.push_back(pipeline.make_frame(info.width, info.height, stats.format));
+    outputs.push_back(
+        pipeline.make_frame(info.width, info.height, pipeline.output_format(stats.format)));
   }
+  stats.frame_bytes_in = rows_bytes(stats.format, inputs[0].pitch(), info.height);
+  stats.frame_bytes_out = rows_bytes(outputs[0].format(), outputs[0].pitch(), info.height);
   struct Item {
     int slot = 0;
     std::int64_t index = 0;

@@ -33,10 +33,10 @@ struct DeviceImage {
   int rows = 0;
   std::size_t pitch = 0;  ///< bytes
 
-  /// Pitch in elements of the kernel's pointer type (uchar for rgba8, float for rgba32f): what
-  /// kernels take as their pitch argument.
+  /// Pitch in elements of the kernel's pointer type (float for rgba32f, uchar for the others):
+  /// what kernels take as their pitch argument.
   int pitch_elements() const {
-    return static_cast<int>(format == PixelFormat::rgba8 ? pitch : pitch / sizeof(float));
+    return static_cast<int>(format == PixelFormat::rgba32f ? pitch / sizeof(float) : pitch);
   }
 };
 

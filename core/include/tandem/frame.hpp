@@ -1,29 +1,73 @@
 #pragma once
-// Host frames: RGBA pixels in page-aligned memory with a padded row pitch, ready to be wrapped
-// as OpenCL buffers without copies (CL_MEM_USE_HOST_PTR).
+// Host frames: RGBA pixels, or video's Y'CbCr planes, in page-aligned memory with a padded row
+// pitch, ready to be wrapped as OpenCL buffers without copies (CL_MEM_USE_HOST_PTR).
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <utility>
 
 namespace tandem {
 
 enum class PixelFormat {
   rgba8,    ///< 4 x uint8 per pixel; values 0..255 map to 0..1 in filters
   rgba32f,  ///< 4 x float per pixel; linear light, unbounded
+  /// 8-bit Y'CbCr 4:2:0 (FFmpeg's yuv420p): a Y plane and Cb and Cr planes of half the width
+  /// and height. Frames store it by row pairs, each two Y rows then the Cb row and the Cr row
+  /// they share, so that a band of whole row pairs is one range of bytes (one copy, one
+  /// sub-buffer): Frame::plane_row() finds a plane's rows. Filters never see it: the devices
+  /// convert it to rgba8 as they read it and back as they write it (Pipeline).
+  yuv420p,
 };
 std::string_view to_string(PixelFormat format);
-constexpr std::size_t bytes_per_pixel(PixelFormat format) {
-  return format == PixelFormat::rgba8 ? 4 : 16;
+/// The format named `name` (as to_string() writes it); throws Error for anything else.
+PixelFormat parse_pixel_format(std::string_view name);
+
+/// True for the Y'CbCr plane formats, which only frames and their conversions use.
+constexpr bool is_planar(PixelFormat format) {
+  return format == PixelFormat::yuv420p;
 }
+/// Rows a plane format stores together (2 for 4:2:0): bands start on multiples of it.
+constexpr int rows_per_group(PixelFormat format) {
+  return format == PixelFormat::yuv420p ? 2 : 1;
+}
+/// Bytes per pixel of the packed formats (rgba8 4, rgba32f 16); 0 for plane formats, whose rows
+/// are copied plane by plane (Frame::plane_row()).
+constexpr std::size_t bytes_per_pixel(PixelFormat format) {
+  return format == PixelFormat::rgba8 ? 4 : format == PixelFormat::rgba32f ? 16 : 0;
+}
+/// The format filters work in for frames of `format`: rgba8 for 8-bit planes, else itself.
+constexpr PixelFormat working_format(PixelFormat format) {
+  return is_planar(format) ? PixelFormat::rgba8 : format;
+}
+
+/// How Y'CbCr codes stand for R'G'B' values: the matrix (ITU-R BT.601, BT.709, BT.2020
+/// non-constant luminance) and the range of the codes (limited: Y' 16..235 and Cb, Cr 16..240
+/// at 8 bits; full: 0..255).
+struct YuvEncoding {
+  enum class Matrix { bt601, bt709, bt2020 };
+  Matrix matrix = Matrix::bt709;
+  bool full_range = false;
+  bool operator==(const YuvEncoding&) const = default;
+};
+std::string to_string(const YuvEncoding& encoding);
 
 inline constexpr std::size_t kPageSize = 4096;
 inline constexpr std::size_t kMinRowAlignment = 64;
 
 /// Row pitch in bytes for `width` pixels: a multiple of `row_alignment` (itself rounded up to a
 /// multiple of 64), and at least one pixel group of four so kernels may load four pixels at once.
+/// For plane formats, a row group's bytes over its rows (yuv420p: 1.5 times the Y pitch, which
+/// is such a multiple; the Cb and Cr rows are half as long): rows_per_group() rows start on a
+/// multiple of `row_alignment`.
 std::size_t padded_pitch(int width, PixelFormat format, std::size_t row_alignment);
+/// Bytes `rows` rows take from the start of a row group at `pitch`: whole row groups.
+constexpr std::size_t rows_bytes(PixelFormat format, std::size_t pitch, int rows) {
+  const int g = rows_per_group(format);
+  return pitch * static_cast<std::size_t>((rows + g - 1) / g * g);
+}
 
 /// Provides page-aligned host memory of `bytes` bytes (a multiple of the page size); the
 /// memory lives as long as the returned pointer. nullptr asks for the default allocation.
@@ -40,10 +84,11 @@ class Frame {
         const HostAllocator& allocate = nullptr);
 
   /// A frame over `pitch` * `height` bytes at `data` that the caller owns and keeps alive as long
-  /// as the frame and its copies. Pipelines read and write it in place: rows must start on
-  /// kMinRowAlignment-byte boundaries (`data` and `pitch` multiples of it, see wrappable()).
-  /// Kernels move pixels in groups of four, so when `width` is no multiple of four the bytes
-  /// after a row's last pixel, up to the next group, may be written. Throws Error otherwise.
+  /// as the frame and its copies; rgba8 or rgba32f. Pipelines read and write it in place: rows must
+  /// start on kMinRowAlignment-byte boundaries (`data` and `pitch` multiples of it, see
+  /// wrappable()). Kernels move pixels in groups of four, so when `width` is no multiple of four
+  /// the bytes after a row's last pixel, up to the next group, may be written. Throws Error
+  /// otherwise.
   static Frame wrap(void* data, int width, int height, PixelFormat format, std::size_t pitch);
   /// True when wrap() takes this memory.
   static bool wrappable(const void* data, int width, PixelFormat format, std::size_t pitch);
@@ -58,10 +103,27 @@ class Frame {
 
   std::uint8_t* data() { return data_.get(); }
   const std::uint8_t* data() const { return data_.get(); }
+  /// Row `y` of a packed format; for a plane format, the start of the row group of row `y`, a
+  /// multiple of rows_per_group().
   std::uint8_t* row(int y) { return data_.get() + static_cast<std::size_t>(y) * pitch_; }
   const std::uint8_t* row(int y) const {
     return data_.get() + static_cast<std::size_t>(y) * pitch_;
   }
+  /// Row `y` of plane `plane` (0 Y', 1 Cb, 2 Cr) of a plane format, `y` counted in that plane's
+  /// rows (a 4:2:0 chroma plane has (height + 1) / 2); plane_width() bytes of it are the plane's.
+  std::uint8_t* plane_row(int plane, int y) {
+    return const_cast<std::uint8_t*>(std::as_const(*this).plane_row(plane, y));
+  }
+  const std::uint8_t* plane_row(int plane, int y) const;
+  /// Samples per row of plane `plane`: the width, or (width + 1) / 2 for 4:2:0 chroma.
+  int plane_width(int plane) const;
+  /// Rows of plane `plane`: the height, or (height + 1) / 2 for 4:2:0 chroma.
+  int plane_height(int plane) const;
+
+  /// For plane formats, how the codes stand for colours (see YuvEncoding); Pipeline converts
+  /// with it and gives its output frames the input's.
+  const YuvEncoding& yuv_encoding() const { return yuv_encoding_; }
+  void set_yuv_encoding(const YuvEncoding& encoding) { yuv_encoding_ = encoding; }
   /// Opaque device state the runtime keeps for this frame (the OpenCL buffers wrapping it); it is
   /// released before the pixel memory.
   std::shared_ptr<void>& binding() const { return binding_; }
@@ -79,6 +141,11 @@ class Frame {
   PixelFormat format_ = PixelFormat::rgba8;
   std::size_t pitch_ = 0;
   std::size_t capacity_ = 0;
+  YuvEncoding yuv_encoding_;
 };
+
+/// Copies the pixels of `from` into `to`, of the same size and format and any pitch, with the
+/// Y'CbCr encoding; throws Error when size or format differ.
+void copy_pixels(const Frame& from, Frame& to);
 
 }  // namespace tandem

@@ -1,8 +1,9 @@
 #pragma once
 // Video files in and out of tandem frames, through FFmpeg's libraries: a VideoReader decodes the
-// video stream of a file into RGBA8 frames, a VideoWriter encodes RGBA8 frames into a new file,
-// and the input's other streams (audio, subtitles, data) travel from one to the other packet for
-// packet, unchanged:
+// video stream of a file into RGBA8 frames, or into yuv420p frames that keep the decoder's
+// Y'CbCr planes (VideoInfo::yuv_encoding says when they can), a VideoWriter encodes either into a
+// new file, and the input's other streams (audio, subtitles, data) travel from one to the other
+// packet for packet, unchanged:
 //
 //   VideoReader reader("in.mkv", {.keep_packets = true});
 //   VideoWriter writer("out.mkv", reader, {.codec = "ffv1"});
@@ -95,6 +96,12 @@ struct VideoInfo {
   std::string color_transfer;   ///< "bt709", "smpte2084" (PQ), "arib-std-b67" (HLG), ...
   std::string color_matrix;     ///< "bt709", "bt2020nc", "smpte170m", ...
   std::string color_range;      ///< "tv" (limited) or "pc" (full)
+  /// How the decoder's Y'CbCr codes stand for colours, when a YuvEncoding can say it: the
+  /// pixel format is a Y'CbCr one and the matrix BT.601 (smpte170m, bt470bg), BT.709, BT.2020
+  /// (bt2020nc) or unstated (then BT.709 from 720 lines, else BT.601, as the RGBA conversion
+  /// assumes); full range for "pc" and the yuvj formats. Empty for RGB and grey pictures and for
+  /// other matrices (fcc, smpte240m, ycgco, bt2020c, ...): read RGBA8 frames from those.
+  std::optional<YuvEncoding> yuv_encoding;
 };
 
 enum class StreamKind { audio, subtitle, data };
@@ -132,7 +139,7 @@ class StreamPacket {
   Rational time_base_;
 };
 
-/// Decodes the video stream of a file into RGBA8 frames.
+/// Decodes the video stream of a file into RGBA8 or yuv420p frames.
 class VideoReader {
  public:
   /// Opens `path`, or "-" for a YUV4MPEG2 (.y4m) stream on standard input. Throws Error with one
@@ -148,10 +155,15 @@ class VideoReader {
   /// file order.
   const std::vector<StreamInfo>& streams() const;
 
-  /// Decodes the next frame into `frame` (RGBA8, converted with swscale; an empty frame is
-  /// allocated, otherwise it must be rgba8 of info()'s size; rows are written at frame.pitch()
-  /// apart, so the frame may be one made for the devices) and its timestamp, in info().time_base
-  /// units, into `pts` (as in the file; strictly increasing, a repeated one nudged by a tick).
+  /// Decodes the next frame into `frame` and its timestamp, in info().time_base units, into
+  /// `pts` (as in the file; strictly increasing, a repeated one nudged by a tick). The frame is
+  /// rgba8 or yuv420p of info()'s size (an empty one is allocated as rgba8), and may be one made
+  /// for the devices: rows are written where frame.row() and frame.plane_row() say.
+  /// RGBA8 is converted with swscale. yuv420p gets the decoder's planes as they are when they are
+  /// 8-bit 4:2:0, else resampled by swscale (deeper or other subsampled Y'CbCr keeps its
+  /// encoding); its yuv_encoding() is the picture's (info().yuv_encoding, unless the stream
+  /// changes it). Pictures without one (RGB, grey, other matrices) are converted as for RGBA8,
+  /// then into BT.709 from 720 lines, else BT.601, limited range, as VideoWriter converts RGBA8.
   /// Returns false at the end of the stream or of the requested range.
   /// A frame that cannot be decoded throws Error("... at frame N (T s): ...") with N counted from
   /// 0 in display order from the start of the range, or with on_error = skip is left out. A file
@@ -202,8 +214,8 @@ struct VideoWriterOptions {
   int threads = 0;
 };
 
-/// Encodes RGBA8 frames into a new file whose container is named by the extension, and copies
-/// other streams' packets into it. The file is written to a hidden temporary file beside the
+/// Encodes RGBA8 or yuv420p frames into a new file whose container is named by the extension, and
+/// copies other streams' packets into it. The file is written to a hidden temporary file beside the
 /// output and renamed into place by finish(), so a failed run never leaves a half-written file.
 class VideoWriter {
  public:
@@ -227,8 +239,11 @@ class VideoWriter {
   VideoWriter(const VideoWriter&) = delete;
   VideoWriter& operator=(const VideoWriter&) = delete;
 
-  /// Encodes an RGBA8 frame of the video's size with timestamp `pts` (time_base units); pts must
-  /// increase from frame to frame.
+  /// Encodes a frame of the video's size, rgba8 or yuv420p, with timestamp `pts` (time_base
+  /// units); pts must increase from frame to frame. A yuv420p frame's planes go to the encoder as
+  /// they are when it takes 4:2:0 in the frame's yuv_encoding(); otherwise swscale converts
+  /// them from that encoding into the encoder's pixel format and colours, those an RGBA8 frame
+  /// would get. The colour tags written do not depend on the frames.
   void write(const Frame& frame, std::int64_t pts);
   /// Copies packets of the source's other streams unchanged (packets of streams not copied are
   /// dropped), interleaved with the video by timestamp.

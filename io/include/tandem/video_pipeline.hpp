@@ -1,7 +1,8 @@
 #pragma once
-// A whole video through a Pipeline: decode -> RGBA frame -> bands on the devices -> frame ->
-// encode, as a TBB pipeline with a bounded number of frames in flight, so that while the devices
-// process frame N, frame N+1 is decoded and uploaded and frame N-1 downloaded and encoded.
+// A whole video through a Pipeline: decode -> frame -> bands on the devices -> frame -> encode,
+// as a TBB pipeline with a bounded number of frames in flight, so that while the devices process
+// frame N, frame N+1 is decoded and uploaded and frame N-1 downloaded and encoded. Frames go to
+// the devices in the decoder's own planes where the devices can convert them (device_format()).
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -37,11 +38,22 @@ struct VideoRunOptions {
 struct VideoRunStats {
   std::int64_t frames = 0;  ///< frames written
   double wall_ms = 0;
-  double decode_ms = 0;  ///< reading, decoding and converting to RGBA
+  double decode_ms = 0;  ///< reading, decoding, and copying or converting to the frame
   double submit_ms = 0;  ///< handing frames to the devices (Pipeline::submit)
   double wait_ms = 0;    ///< waiting for the devices (Pipeline::wait)
-  double encode_ms = 0;  ///< converting from RGBA, encoding and writing, with copied packets
+  double encode_ms = 0;  ///< copying or converting the frame, encoding, writing, copied packets
+  /// The frames' format on the devices (device_format()), and the bytes of a frame that go to
+  /// the devices and come back: what a device that does not share the host's memory copies (a
+  /// frame's rows at their pitch; bands add their halo rows to it).
+  PixelFormat format = PixelFormat::rgba8;
+  std::size_t frame_bytes_in = 0, frame_bytes_out = 0;
 };
+
+/// The format frames of `reader` go to the devices in, for `writer`: yuv420p, the decoder's
+/// planes copied as they are and converted to RGBA and back by the devices, where the video is
+/// 8-bit 4:2:0 in a matrix the devices convert (VideoInfo::yuv_encoding) and the writer encodes
+/// 4:2:0; rgba8, converted by swscale on the host, otherwise.
+PixelFormat device_format(const VideoReader& reader, const VideoWriter& writer);
 
 /// Processes every frame `reader` gives with `pipeline` and writes it, with the source's other
 /// streams, to `writer`. Does not finish() the writer. On an exception the writer is left to the

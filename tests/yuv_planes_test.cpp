@@ -1,0 +1,256 @@
+// Y'CbCr planes on the devices: the conversions against the formulas, on awkward sizes, every
+// matrix and range, on every OpenCL device present; planes through a graph against the same
+// steps run apart; co-executed bands against one device.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "test_support.hpp"
+
+namespace tandem {
+namespace {
+
+using Matrix = YuvEncoding::Matrix;
+
+const std::vector<YuvEncoding> kEncodings = {{Matrix::bt601, false},  {Matrix::bt709, false},
+                                             {Matrix::bt2020, false}, {Matrix::bt601, true},
+                                             {Matrix::bt709, true},   {Matrix::bt2020, true}};
+
+struct Weights {
+  double kr, kg, kb, y_offset, y_range, c_range;
+};
+
+Weights weights(const YuvEncoding& e) {
+  double kr = 0.2126, kb = 0.0722;
+  if (e.matrix == Matrix::bt601) kr = 0.299, kb = 0.114;
+  if (e.matrix == Matrix::bt2020) kr = 0.2627, kb = 0.0593;
+  return {kr,
+          1 - kr - kb,
+          kb,
+          e.full_range ? 0.0 : 16.0,
+          e.full_range ? 255.0 : 219.0,
+          e.full_range ? 255.0 : 224.0};
+}
+
+std::uint8_t level(double v) {
+  return static_cast<std::uint8_t>(std::clamp(std::nearbyint(v), 0.0, 255.0));
+}
+
+// ITU-R BT.601/709/2020: R'G'B' from codes, chroma taken for both pixels of its pair and both
+// rows of its row pair.
+Frame reference_rgba(const Frame& yuv) {
+  const Weights w = weights(yuv.yuv_encoding());
+  Frame out(yuv.width(), yuv.height(), PixelFormat::rgba8);
+  for (int y = 0; y < yuv.height(); ++y) {
+    for (int x = 0; x < yuv.width(); ++x) {
+      const double l = (yuv.plane_row(0, y)[x] - w.y_offset) / w.y_range;
+      const double u = (yuv.plane_row(1, y / 2)[x / 2] - 128.0) / w.c_range;
+      const double v = (yuv.plane_row(2, y / 2)[x / 2] - 128.0) / w.c_range;
+      std::uint8_t* p = out.row(y) + 4 * x;
+      p[0] = level(255 * (l + 2 * (1 - w.kr) * v));
+      p[1] = level(255 * (l - 2 * w.kb * (1 - w.kb) / w.kg * u - 2 * w.kr * (1 - w.kr) / w.kg * v));
+      p[2] = level(255 * (l + 2 * (1 - w.kb) * u));
+      p[3] = 255;
+    }
+  }
+  return out;
+}
+
+// Codes from R'G'B': Y' per pixel, Cb and Cr from the mean of each 2x2 block (of the pixels in
+// the frame).
+Frame reference_yuv(const Frame& rgba, const YuvEncoding& encoding) {
+  const Weights w = weights(encoding);
+  Frame out(rgba.width(), rgba.height(), PixelFormat::yuv420p);
+  out.set_yuv_encoding(encoding);
+  auto luma = [&](const std::uint8_t* p) { return w.kr * p[0] + w.kg * p[1] + w.kb * p[2]; };
+  for (int y = 0; y < rgba.height(); ++y) {
+    for (int x = 0; x < rgba.width(); ++x) {
+      out.plane_row(0, y)[x] = level(w.y_offset + w.y_range / 255 * luma(rgba.row(y) + 4 * x));
+    }
+  }
+  for (int cy = 0; cy < out.plane_height(1); ++cy) {
+    for (int cx = 0; cx < out.plane_width(1); ++cx) {
+      double r = 0, g = 0, b = 0;
+      int n = 0;
+      for (int y = 2 * cy; y < std::min(2 * cy + 2, rgba.height()); ++y) {
+        for (int x = 2 * cx; x < std::min(2 * cx + 2, rgba.width()); ++x) {
+          const std::uint8_t* p = rgba.row(y) + 4 * x;
+          r += p[0], g += p[1], b += p[2], ++n;
+        }
+      }
+      r /= n, g /= n, b /= n;
+      const double l = w.kr * r + w.kg * g + w.kb * b;
+      out.plane_row(1, cy)[cx] = level(128 + w.c_range / 255 * (b - l) / (2 * (1 - w.kb)));
+      out.plane_row(2, cy)[cx] = level(128 + w.c_range / 255 * (r - l) / (2 * (1 - w.kr)));
+    }
+  }
+  return out;
+}
+
+// `graph` on `input` into an output frame of `format` (its encoding `encoding`).
+Frame run_into(const std::string& graph, const Frame& input, PixelFormat format,
+               const std::string& devices, PipelineOptions options = {},
+               const YuvEncoding& encoding = {}) {
+  DeviceSet set = DeviceSet::open(devices);
+  options.persist_split = false;
+  Pipeline pipeline(set, Graph::parse(graph), options);
+  Frame output = pipeline.make_frame(input.width(), input.height(), format);
+  output.set_yuv_encoding(encoding);
+  pipeline.process(input, output);
+  return output;
+}
+
+std::string name_of(const Frame& f) {
+  return std::to_string(f.width()) + "x" + std::to_string(f.height()) + " " +
+         to_string(f.yuv_encoding());
+}
+
+class YuvPlanesTest : public ::testing::TestWithParam<std::string> {};
+
+// Tolerance: 1 code, where the device's float arithmetic and the reference's double land on
+// either side of a rounding boundary; such values stay rare.
+TEST_P(YuvPlanesTest, PlanesConvertToRgbaAsTheFormulas) {
+  for (const auto& size : test::kAwkwardSizes) {
+    for (const YuvEncoding& e : kEncodings) {
+      Frame input = test::random_frame(size.width, size.height, PixelFormat::yuv420p, 11);
+      input.set_yuv_encoding(e);
+      SCOPED_TRACE(name_of(input));
+      const Frame got = run_into("saturation=1", input, PixelFormat::rgba8, GetParam());
+      const Frame want = reference_rgba(input);
+      EXPECT_LE(test::max_difference(got, want), 1.0);
+      EXPECT_LE(test::count_differences(got, want, 0.0),
+                static_cast<std::size_t>(size.width) * size.height * 4 / 1000);
+    }
+  }
+}
+
+TEST_P(YuvPlanesTest, RgbaConvertsToPlanesAsTheFormulas) {
+  for (const auto& size : test::kAwkwardSizes) {
+    for (const YuvEncoding& e : kEncodings) {
+      const Frame input = test::random_frame(size.width, size.height, PixelFormat::rgba8, 5);
+      const Frame got = run_into("saturation=1", input, PixelFormat::yuv420p, GetParam(), {}, e);
+      SCOPED_TRACE(name_of(got));
+      EXPECT_EQ(got.yuv_encoding(), e);
+      const Frame want = reference_yuv(input, e);
+      EXPECT_LE(test::max_difference(got, want), 1.0);
+      EXPECT_LE(test::count_differences(got, want, 0.0),
+                static_cast<std::size_t>(size.width) * size.height * 3 / 2 / 1000 + 1);
+    }
+  }
+}
+
+// Converting in the first kernel and back in the last gives what the three steps give run
+// apart: the conversions quantise as an rgba8 frame between them would.
+TEST_P(YuvPlanesTest, PlanesThroughAGraphEqualTheStepsApart) {
+  const std::string graph = "gaussian=sigma=2,saturation=1.3";
+  for (const auto& size : test::kAwkwardSizes) {
+    Frame input = test::random_frame(size.width, size.height, PixelFormat::yuv420p, 3);
+    input.set_yuv_encoding({Matrix::bt601, true});
+    SCOPED_TRACE(name_of(input));
+    const Frame got = run_into(graph, input, PixelFormat::yuv420p, GetParam());
+    EXPECT_EQ(got.yuv_encoding(), input.yuv_encoding());
+    const Frame rgba = run_into("saturation=1", input, PixelFormat::rgba8, GetParam());
+    const Frame filtered = run_into(graph, rgba, PixelFormat::rgba8, GetParam());
+    const Frame want = run_into("saturation=1", filtered, PixelFormat::yuv420p, GetParam(), {},
+                                input.yuv_encoding());
+    EXPECT_EQ(test::max_difference(got, want), 0.0);
+  }
+}
+
+TEST_P(YuvPlanesTest, FusedEqualsUnfused) {
+  Frame input = test::random_frame(333, 77, PixelFormat::yuv420p, 9);
+  for (const std::string graph : {"saturation=1.4", "saturation=0.5,box=radius=2,saturation=2"}) {
+    SCOPED_TRACE(graph);
+    PipelineOptions unfused;
+    unfused.fuse = false;
+    const Frame fused = run_into(graph, input, PixelFormat::yuv420p, GetParam());
+    EXPECT_EQ(test::max_difference(
+                  fused, run_into(graph, input, PixelFormat::yuv420p, GetParam(), unfused)),
+              0.0);
+  }
+}
+
+TEST_P(YuvPlanesTest, TheDefaultOutputIsThePlanesAndTheirPassesSaySo) {
+  DeviceSet set = DeviceSet::open(GetParam());
+  PipelineOptions options;
+  options.persist_split = false;
+  Pipeline pipeline(set, Graph::parse("gaussian=sigma=1,saturation=2"), options);
+  EXPECT_EQ(pipeline.output_format(PixelFormat::yuv420p), PixelFormat::yuv420p);
+  Frame input = test::random_frame(65, 33, PixelFormat::yuv420p, 1);
+  input.set_yuv_encoding({Matrix::bt2020, false});
+  Frame output;
+  pipeline.process(input, output);
+  EXPECT_EQ(output.format(), PixelFormat::yuv420p);
+  EXPECT_EQ(output.yuv_encoding(), input.yuv_encoding());
+  const std::vector<std::string> passes = pipeline.passes();
+  ASSERT_EQ(passes.size(), 3u);
+  EXPECT_EQ(passes[0], "convert: yuv420p -> rgba8");
+  EXPECT_EQ(passes[1], "stencil: gaussian saturation");
+  EXPECT_EQ(passes[2], "convert: rgba8 -> yuv420p");
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryDevice, YuvPlanesTest, ::testing::ValuesIn(test::device_ids()),
+                         [](const auto& info) {
+                           std::string name = "device_" + info.param;
+                           for (char& c : name) {
+                             c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           }
+                           return name;
+                         });
+
+// Bands of planes start on row pairs: co-executed, a frame of odd height split at a fraction
+// that falls on an odd row equals one device's (within the tolerance of the devices' kinds).
+TEST(YuvPlanesCoexec, BandsOfPlanesEqualOneDevice) {
+  if (test::device_count() < 2) GTEST_SKIP() << "needs two OpenCL devices";
+  Frame input = test::random_frame(1921, 1081, PixelFormat::yuv420p, 4);
+  input.set_yuv_encoding({Matrix::bt709, false});
+  for (const std::string graph : {"saturation=1.3", "gaussian=sigma=2,saturation=1.3"}) {
+    SCOPED_TRACE(graph);
+    DeviceSet set = DeviceSet::open("all");
+    PipelineOptions split;
+    split.split = test::split_first(0.371);  // 401.05 rows
+    split.persist_split = false;
+    Pipeline pipeline(set, Graph::parse(graph), split);
+    Frame co;
+    pipeline.process(input, co);
+    const std::vector<double>& fractions = pipeline.report().split_trace.at(0);
+    EXPECT_EQ(std::lround(fractions.at(0) * 1081), 402);
+    PipelineOptions single;
+    single.split = "single";
+    const Frame one = run_into(graph, input, PixelFormat::yuv420p, "all", single);
+    EXPECT_LE(test::max_difference(co, one), 1.0);
+    EXPECT_LE(test::count_differences(co, one, 0.0), 1921u * 1081 * 3 / 2 / 1000);
+  }
+}
+
+TEST(YuvPlanesFrame, RowPairsHoldTheirChromaAfterTheirLumaRows) {
+  Frame f(5, 3, PixelFormat::yuv420p, 64);
+  EXPECT_EQ(f.pitch(), 96u);  // a Y row of 64 bytes, half a row each of Cb and Cr
+  EXPECT_EQ(f.plane_width(1), 3);
+  EXPECT_EQ(f.plane_height(2), 2);
+  EXPECT_EQ(f.plane_row(0, 1) - f.data(), 64);
+  EXPECT_EQ(f.plane_row(1, 0) - f.data(), 128);
+  EXPECT_EQ(f.plane_row(2, 0) - f.data(), 160);
+  EXPECT_EQ(f.plane_row(0, 2) - f.data(), 192);
+  EXPECT_EQ(f.plane_row(2, 1) - f.data(), 352);
+  // The last pair of an odd height is whole.
+  EXPECT_GE(f.capacity(), rows_bytes(PixelFormat::yuv420p, f.pitch(), 3));
+  EXPECT_EQ(rows_bytes(PixelFormat::yuv420p, f.pitch(), 3), 4 * 96u);
+
+  Frame copy(5, 3, PixelFormat::yuv420p, 256);
+  f.plane_row(2, 1)[2] = 7;
+  f.set_yuv_encoding({Matrix::bt601, true});
+  copy_pixels(f, copy);
+  EXPECT_EQ(copy.plane_row(2, 1)[2], 7);
+  EXPECT_EQ(copy.yuv_encoding(), f.yuv_encoding());
+  EXPECT_NE(test::error_of([&] {
+              Frame::wrap(f.data(), 5, 3, PixelFormat::yuv420p, 96);
+            }).find("plane formats live in frames of their own"),
+            std::string::npos);
+  Frame rgba(5, 3, PixelFormat::rgba8);
+  EXPECT_NE(test::error_of([&] { copy_pixels(f, rgba); }).find("cannot copy a 5x3 yuv420p"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace tandem
