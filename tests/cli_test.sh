@@ -244,12 +244,19 @@ if "$tandem" --help | grep -q -- "--codec" && command -v ffmpeg >/dev/null; then
   [ -s "$work/out/still.jpg" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL no still written"; }
   expect_error "frames into one image" "holds one image; for 5 frames give a numbered name such as still2%03d.jpg" "$work/out/still2.jpg" -- -i "$work/in.mkv" -o "$work/out/still2.jpg" -f saturation --frames 5
   expect_error "a '%' that numbers nothing" "'%' must be one %d or %0Nd" "" -- -i "$work/in.mkv" -o "$work/out/g%x.png" -f saturation
-  # A 10-bit input is not cut to 8 bits without a word; its colour description is carried.
+  # A 10-bit input stays 10-bit (planes to the devices, rgba32f there), its colour description
+  # carried; cut to 8 bits by an 8-bit --pix-fmt, it is not without a word.
   ffmpeg -loglevel error -f lavfi -i testsrc=size=160x120:rate=25 -t 0.2 -pix_fmt yuv420p10le \
     -color_primaries bt2020 -color_trc smpte2084 -colorspace bt2020nc -c:v ffv1 "$work/deep.mkv"
   expect_ok "10-bit input" -i "$work/deep.mkv" -o "$work/out/deep.mkv" -f saturation
-  grep -q "warning: '.*deep.mkv' is 10-bit video (yuv420p10le)" "$work/stderr" && pass=$((pass + 1)) ||
-    { fail=$((fail + 1)); echo "FAIL no warning for a 10-bit input"; sed 's/^/     stderr: /' "$work/stderr"; }
+  grep -q "frames go to the devices as yuv420p10" "$work/stderr" && ! grep -q "warning" "$work/stderr" &&
+    [ "$(ffprobe -v error -show_entries stream=pix_fmt -of csv=p=0 "$work/out/deep.mkv")" = yuv420p10le ] &&
+    pass=$((pass + 1)) ||
+    { fail=$((fail + 1)); echo "FAIL a 10-bit input did not stay 10-bit"; sed 's/^/     stderr: /' "$work/stderr"; }
+  expect_ok "10-bit input into 8 bits" -i "$work/deep.mkv" -o "$work/out/deep8.mkv" -f saturation --pix-fmt yuv420p
+  grep -q "warning: '.*deep.mkv' is 10-bit video (yuv420p10le); the output's pixel format is 8-bit" "$work/stderr" &&
+    pass=$((pass + 1)) ||
+    { fail=$((fail + 1)); echo "FAIL no warning for a 10-bit input cut to 8 bits"; sed 's/^/     stderr: /' "$work/stderr"; }
   tags=$(ffprobe -v error -select_streams v:0 -show_entries stream=color_primaries,color_transfer,color_space -of csv=p=0 "$work/out/deep.mkv")
   [ "$tags" = "bt2020nc,smpte2084,bt2020" ] && pass=$((pass + 1)) ||
     { fail=$((fail + 1)); echo "FAIL colour tags not carried: '$tags'"; }

@@ -49,7 +49,14 @@ Frame random_frame(int width, int height, PixelFormat format, std::uint32_t seed
     for (int p = 0; p < 3; ++p) {
       for (int y = 0; y < f.plane_height(p); ++y) {
         std::uint8_t* row = f.plane_row(p, y);
-        for (int x = 0; x < f.plane_width(p); ++x) row[x] = static_cast<std::uint8_t>(rng() >> 24);
+        for (int x = 0; x < f.plane_width(p); ++x) {
+          if (sample_bytes(format) == 1) {
+            row[x] = static_cast<std::uint8_t>(rng() >> 24);
+          } else {
+            reinterpret_cast<std::uint16_t*>(row)[x] =
+                static_cast<std::uint16_t>(rng() >> (32 - sample_bits(format)));
+          }
+        }
       }
     }
     return f;
@@ -78,7 +85,12 @@ void for_each_value(const Frame& a, const Frame& b, Fn fn) {
     for (int p = 0; p < 3; ++p) {
       for (int y = 0; y < a.plane_height(p); ++y) {
         for (int x = 0; x < a.plane_width(p); ++x) {
-          fn(std::abs(int(a.plane_row(p, y)[x]) - int(b.plane_row(p, y)[x])));
+          if (sample_bytes(a.format()) == 1) {
+            fn(std::abs(int(a.plane_row(p, y)[x]) - int(b.plane_row(p, y)[x])));
+          } else {
+            fn(std::abs(int(reinterpret_cast<const std::uint16_t*>(a.plane_row(p, y))[x]) -
+                        int(reinterpret_cast<const std::uint16_t*>(b.plane_row(p, y))[x])));
+          }
         }
       }
     }

@@ -28,8 +28,8 @@ std::string split_first(double first, const std::string& spec = "all");
 /// when no platform has two.
 std::string same_platform_pair();
 
-/// A frame of uniformly random pixels (plane formats: codes); float frames hold values in
-/// [0, scale).
+/// A frame of uniformly random pixels (plane formats: codes of their depth); float frames hold
+/// values in [0, scale).
 Frame random_frame(int width, int height, PixelFormat format, std::uint32_t seed,
                    float scale = 1.0f, std::size_t row_alignment = 256);
 

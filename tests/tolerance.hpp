@@ -37,7 +37,8 @@ Tolerance tolerance_between(const DeviceInfo& a, const DeviceInfo& b, PixelForma
 /// co-executed on them may differ from a single device's output.
 Tolerance tolerance_within(const std::string& spec, PixelFormat format);
 
-/// Every value of `got` within `tolerance` of `want`; the failure names the worst value.
+/// Every value of `got` within `tolerance` of `want`; the failure names the worst value. Plane
+/// formats compare codes: within the tolerance's steps, or one code, where it is not exact.
 ::testing::AssertionResult within(const Frame& got, const Frame& want, const Tolerance& tolerance);
 
 }  // namespace tandem::test

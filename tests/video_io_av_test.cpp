@@ -689,21 +689,23 @@ TEST_F(VideoIo, PlaneFramesOfAnotherSizeAreRefused) {
     VideoWriter writer(out, info, {.codec = "ffv1", .pix_fmt = "yuv420p"});
     EXPECT_EQ(error_of([&] { writer.write(Frame(32, 17, PixelFormat::yuv420p), 0); }),
               "cannot write '" + out.string() +
-                  "': frames must be rgba8 or yuv420p 33x17, not yuv420p 32x17");
+                  "': frames must be rgba8, yuv420p or yuv420p10 33x17, not yuv420p 32x17");
     EXPECT_EQ(error_of([&] { writer.write(Frame(33, 17, PixelFormat::rgba32f), 0); }),
               "cannot write '" + out.string() +
-                  "': frames must be rgba8 or yuv420p 33x17, not rgba32f 33x17");
+                  "': frames must be rgba8, yuv420p or yuv420p10 33x17, not rgba32f 33x17");
     writer.write(Frame(33, 17, PixelFormat::yuv420p), 0);
     writer.finish();
   }
   VideoReader reader(out);
   std::int64_t pts;
   Frame wrong(33, 18, PixelFormat::yuv420p);
-  EXPECT_EQ(error_of([&] { reader.read(wrong, pts); }),
-            "VideoReader::read: the frame must be rgba8 or yuv420p 33x17, not yuv420p 33x18");
+  EXPECT_EQ(
+      error_of([&] { reader.read(wrong, pts); }),
+      "VideoReader::read: the frame must be rgba8, yuv420p or yuv420p10 33x17, not yuv420p 33x18");
   Frame deep(33, 17, PixelFormat::rgba32f);
-  EXPECT_EQ(error_of([&] { VideoReader(out).read(deep, pts); }),
-            "VideoReader::read: the frame must be rgba8 or yuv420p 33x17, not rgba32f 33x17");
+  EXPECT_EQ(
+      error_of([&] { VideoReader(out).read(deep, pts); }),
+      "VideoReader::read: the frame must be rgba8, yuv420p or yuv420p10 33x17, not rgba32f 33x17");
 }
 
 // Runs `body` with standard input (fd 0) or output (fd 1) connected to `command` through a pipe.

@@ -40,15 +40,20 @@ class VideoPipeline : public ::testing::Test {
     return path;
   }
   // `in` through `pipeline` into `out`, lossless (what is written is what was computed), its
-  // other streams copied; the frames written.
+  // other streams copied, in the encoder's pixel format `pix_fmt` (empty: the source's planes,
+  // which the devices take as they are; "bgra": RGBA frames); the frames written.
   static std::int64_t process_file(const fs::path& in, const fs::path& out, Pipeline& pipeline,
-                                   const VideoRunOptions& run = {}) {
+                                   const VideoRunOptions& run = {},
+                                   const std::string& pix_fmt = {}) {
     VideoReaderOptions ro;
     ro.keep_packets = true;
     VideoReader reader(in, ro);
     VideoWriterOptions wo;
     wo.codec = "ffv1";
+    wo.pix_fmt = pix_fmt;
     VideoWriter writer(out, reader, wo);
+    EXPECT_EQ(device_format(reader, writer),
+              pix_fmt.empty() ? PixelFormat::yuv420p : PixelFormat::rgba8);
     const std::int64_t frames = process_video(reader, pipeline, writer, run).frames;
     writer.finish();
     return frames;
@@ -56,38 +61,86 @@ class VideoPipeline : public ::testing::Test {
   fs::path dir_;
 };
 
+// The video's planes go to the devices as they are (yuv420p), or as RGBA frames for an encoder
+// that takes no 4:2:0: either way, output frame k is input frame k through Pipeline::process.
 TEST_F(VideoPipeline, EveryFrameEqualsTheImagePathInOrder) {
   const fs::path in = make_video("in.mkv", 40, "161x97");
-  const fs::path out = dir_ / "out.mkv";
+  ASSERT_EQ(VideoReader(in).info().pixel_format, "yuv420p");
   const std::string graph = "gaussian=sigma=1.5,saturation=1.4";
+  for (const std::string pix_fmt : {"", "bgra"}) {
+    SCOPED_TRACE(pix_fmt.empty() ? "planes" : "RGBA");
+    const PixelFormat format = pix_fmt.empty() ? PixelFormat::yuv420p : PixelFormat::rgba8;
+    const fs::path out = dir_ / "out.mkv";
+    DeviceSet devices = DeviceSet::open("all");
+    PipelineOptions po;
+    po.persist_split = false;
+    {
+      Pipeline pipeline(devices, Graph::parse(graph), po);
+      EXPECT_EQ(process_file(in, out, pipeline, {}, pix_fmt), 40);
+    }
+    // Decode input and output again; output frame k must be the image path on input frame k.
+    VideoReader source(in), result(out);
+    EXPECT_EQ(result.info().frame_rate, source.info().frame_rate);
+    const VideoInfo& info = source.info();
+    Frame a(info.width, info.height, format), b(info.width, info.height, format);
+    std::int64_t pa = 0, pb = 0;
+    int k = 0;
+    while (source.read(a, pa)) {
+      ASSERT_TRUE(result.read(b, pb)) << "frame " << k << " is missing";
+      EXPECT_EQ(pa * source.info().time_base.num * result.info().time_base.den,
+                pb * result.info().time_base.num * source.info().time_base.den)
+          << "timestamp of frame " << k;
+      // Rows of other kinds of device may differ by their tolerance (tolerance.hpp).
+      const Frame want = test::run_graph(graph, a, "all", "single");
+      ASSERT_EQ(want.format(), format);
+      ASSERT_TRUE(test::within(
+          b, want,
+          test::tolerance_within("all", PixelFormat::rgba8).amplified(1.4, PixelFormat::rgba8)))
+          << "frame " << k;
+      ++k;
+    }
+    EXPECT_FALSE(result.read(b, pb)) << "an extra frame";
+    EXPECT_EQ(k, 40);
+  }
+}
+
+// 10-bit video stays 10-bit: a ramp of 128 codes a row keeps every code through a graph that
+// changes nothing, in planes to the devices and back (8 bits would leave 32 of them).
+TEST_F(VideoPipeline, TenBitVideoKeepsEveryCode) {
+  const fs::path in = dir_ / "ramp10.mkv";
+  const std::string cmd =
+      std::string(TANDEM_FFMPEG_PROGRAM) +
+      " -loglevel error -y -f lavfi -i nullsrc=s=128x16:r=25,format=yuv420p10le,"
+      "geq=lum='64+X*4':cb=512:cr=512 -frames:v 3 -c:v ffv1 " +
+      in.string();
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const fs::path out = dir_ / "ramp10_out.mkv";
   DeviceSet devices = DeviceSet::open("all");
   PipelineOptions po;
   po.persist_split = false;
+  Pipeline pipeline(devices, Graph::parse("saturation=1"), po);
   {
-    Pipeline pipeline(devices, Graph::parse(graph), po);
-    EXPECT_EQ(process_file(in, out, pipeline), 40);
+    VideoReader reader(in, {.keep_packets = true});
+    VideoWriter writer(out, reader, {.codec = "ffv1"});
+    EXPECT_EQ(writer.pixel_format(), "yuv420p10le");
+    ASSERT_EQ(device_format(reader, writer), PixelFormat::yuv420p10);
+    EXPECT_EQ(process_video(reader, pipeline, writer).frames, 3);
+    writer.finish();
   }
-  // Decode input and output again; output frame k must be the image path on input frame k.
-  VideoReader source(in), result(out);
-  EXPECT_EQ(result.info().frame_rate, source.info().frame_rate);
-  Frame a, b;
-  std::int64_t pa = 0, pb = 0;
-  int k = 0;
-  while (source.read(a, pa)) {
-    ASSERT_TRUE(result.read(b, pb)) << "frame " << k << " is missing";
-    EXPECT_EQ(pa * source.info().time_base.num * result.info().time_base.den,
-              pb * result.info().time_base.num * source.info().time_base.den)
-        << "timestamp of frame " << k;
-    // Rows of other kinds of device may differ by their tolerance (tolerance.hpp).
-    const Frame want = test::run_graph(graph, a, "all", "single");
-    ASSERT_TRUE(test::within(b, want,
-                             test::tolerance_within("all", PixelFormat::rgba8)
-                                 .amplified(1.4, PixelFormat::rgba8)))
-        << "frame " << k;
-    ++k;
+  VideoReader result(out);
+  EXPECT_EQ(result.info().pixel_format, "yuv420p10le");
+  EXPECT_EQ(result.info().bit_depth, 10);
+  Frame b(128, 16, PixelFormat::yuv420p10);
+  std::int64_t pts = 0;
+  int frames = 0;
+  while (result.read(b, pts)) {
+    ++frames;
+    for (int y = 0; y < 16; ++y) {
+      const auto* row = reinterpret_cast<const std::uint16_t*>(b.plane_row(0, y));
+      for (int x = 0; x < 128; ++x) ASSERT_EQ(row[x], 64 + 4 * x) << x << ", " << y;
+    }
   }
-  EXPECT_FALSE(result.read(b, pb)) << "an extra frame";
-  EXPECT_EQ(k, 40);
+  EXPECT_EQ(frames, 3);
 }
 
 // Frame statistics (tonemap) are read back behind each frame while the next is submitted from
@@ -116,7 +169,7 @@ TEST_F(VideoPipeline, ThousandFramesWithASlowStageNoneLostOrReordered) {
   DeviceSet devices = DeviceSet::open("all");
   PipelineOptions po;
   po.persist_split = false;
-  Pipeline pipeline(devices, Graph::parse("saturation=1"), po);  // identity: output == input
+  Pipeline pipeline(devices, Graph::parse("saturation=1"), po);  // output == input's own run
   std::mt19937 rng(3);
   std::vector<std::int64_t> seen;
   // Memory stays bounded because frames live in a ring made once: 1000 frames pass through a
@@ -143,13 +196,18 @@ TEST_F(VideoPipeline, ThousandFramesWithASlowStageNoneLostOrReordered) {
   EXPECT_LE(outputs.size(), ring);
   EXPECT_LE(pixels.size(), ring);
 
+  // The planes went to the devices and back: compared as planes (through RGBA they would
+  // round one more time).
   VideoReader source(in), result(out);
-  Frame a, b;
+  Frame a(source.info().width, source.info().height, PixelFormat::yuv420p);
+  Frame b(a.width(), a.height(), PixelFormat::yuv420p);
   std::int64_t pa = 0, pb = 0;
   int k = 0;
   while (source.read(a, pa)) {
     ASSERT_TRUE(result.read(b, pb)) << "frame " << k << " is missing";
-    ASSERT_EQ(test::max_difference(a, b), 0.0) << "frame " << k << " differs (lost or reordered)";
+    const Frame want = test::run_graph("saturation=1", a, "all", "single");
+    ASSERT_EQ(test::max_difference(want, b), 0.0)
+        << "frame " << k << " differs (lost or reordered)";
     ++k;
   }
   EXPECT_EQ(k, 1000);

@@ -12,60 +12,90 @@ namespace {
 
 using Matrix = YuvEncoding::Matrix;
 
+const std::vector<PixelFormat> kPlaneFormats = {PixelFormat::yuv420p, PixelFormat::yuv420p10};
+
 const std::vector<YuvEncoding> kEncodings = {{Matrix::bt601, false},  {Matrix::bt709, false},
                                              {Matrix::bt2020, false}, {Matrix::bt601, true},
                                              {Matrix::bt709, true},   {Matrix::bt2020, true}};
 
+// ITU-R BT.601/709/2020 and BT.2100's quantisation, for codes of `bits`.
 struct Weights {
-  double kr, kg, kb, y_offset, y_range, c_range;
+  double kr, kg, kb, y_offset, y_range, c_offset, c_range, top;
 };
 
-Weights weights(const YuvEncoding& e) {
+Weights weights(const YuvEncoding& e, int bits) {
   double kr = 0.2126, kb = 0.0722;
   if (e.matrix == Matrix::bt601) kr = 0.299, kb = 0.114;
   if (e.matrix == Matrix::bt2020) kr = 0.2627, kb = 0.0593;
+  const double step = 1 << (bits - 8), top = (1 << bits) - 1;
   return {kr,
           1 - kr - kb,
           kb,
-          e.full_range ? 0.0 : 16.0,
-          e.full_range ? 255.0 : 219.0,
-          e.full_range ? 255.0 : 224.0};
+          e.full_range ? 0.0 : 16 * step,
+          e.full_range ? top : 219 * step,
+          128 * step,
+          e.full_range ? top : 224 * step,
+          top};
 }
 
-std::uint8_t level(double v) {
-  return static_cast<std::uint8_t>(std::clamp(std::nearbyint(v), 0.0, 255.0));
+int code(const Frame& f, int plane, int x, int y) {
+  const std::uint8_t* row = f.plane_row(plane, y);
+  return sample_bytes(f.format()) == 1 ? row[x] : reinterpret_cast<const std::uint16_t*>(row)[x];
 }
 
-// ITU-R BT.601/709/2020: R'G'B' from codes, chroma taken for both pixels of its pair and both
-// rows of its row pair.
+void set_code(Frame& f, int plane, int x, int y, double v, double top) {
+  const int c = static_cast<int>(std::clamp(std::nearbyint(v), 0.0, top));
+  std::uint8_t* row = f.plane_row(plane, y);
+  if (sample_bytes(f.format()) == 1) {
+    row[x] = static_cast<std::uint8_t>(c);
+  } else {
+    reinterpret_cast<std::uint16_t*>(row)[x] = static_cast<std::uint16_t>(c);
+  }
+}
+
+// R'G'B' from codes, chroma taken for both pixels of its pair and both rows of its row pair:
+// rgba8 levels for 8-bit codes, rgba32f values as they are for deeper ones.
 Frame reference_rgba(const Frame& yuv) {
-  const Weights w = weights(yuv.yuv_encoding());
-  Frame out(yuv.width(), yuv.height(), PixelFormat::rgba8);
+  const Weights w = weights(yuv.yuv_encoding(), sample_bits(yuv.format()));
+  const PixelFormat format = working_format(yuv.format());
+  Frame out(yuv.width(), yuv.height(), format);
   for (int y = 0; y < yuv.height(); ++y) {
     for (int x = 0; x < yuv.width(); ++x) {
-      const double l = (yuv.plane_row(0, y)[x] - w.y_offset) / w.y_range;
-      const double u = (yuv.plane_row(1, y / 2)[x / 2] - 128.0) / w.c_range;
-      const double v = (yuv.plane_row(2, y / 2)[x / 2] - 128.0) / w.c_range;
-      std::uint8_t* p = out.row(y) + 4 * x;
-      p[0] = level(255 * (l + 2 * (1 - w.kr) * v));
-      p[1] = level(255 * (l - 2 * w.kb * (1 - w.kb) / w.kg * u - 2 * w.kr * (1 - w.kr) / w.kg * v));
-      p[2] = level(255 * (l + 2 * (1 - w.kb) * u));
-      p[3] = 255;
+      const double l = (code(yuv, 0, x, y) - w.y_offset) / w.y_range;
+      const double u = (code(yuv, 1, x / 2, y / 2) - w.c_offset) / w.c_range;
+      const double v = (code(yuv, 2, x / 2, y / 2) - w.c_offset) / w.c_range;
+      const double rgb[3] = {
+          l + 2 * (1 - w.kr) * v,
+          l - 2 * w.kb * (1 - w.kb) / w.kg * u - 2 * w.kr * (1 - w.kr) / w.kg * v,
+          l + 2 * (1 - w.kb) * u};
+      for (int c = 0; c < 4; ++c) {
+        const double value = c < 3 ? rgb[c] : 1.0;
+        if (format == PixelFormat::rgba8) {
+          out.row(y)[4 * x + c] =
+              static_cast<std::uint8_t>(std::clamp(std::nearbyint(255 * value), 0.0, 255.0));
+        } else {
+          out.row_as<float>(y)[4 * x + c] = static_cast<float>(value);
+        }
+      }
     }
   }
   return out;
 }
 
-// Codes from R'G'B': Y' per pixel, Cb and Cr from the mean of each 2x2 block (of the pixels in
-// the frame).
-Frame reference_yuv(const Frame& rgba, const YuvEncoding& encoding) {
-  const Weights w = weights(encoding);
-  Frame out(rgba.width(), rgba.height(), PixelFormat::yuv420p);
+// Codes of `format` from R'G'B' (rgba8 levels, or rgba32f values): Y' per pixel, Cb and Cr from
+// the mean of each 2x2 block (of the pixels in the frame).
+Frame reference_yuv(const Frame& rgba, const YuvEncoding& encoding, PixelFormat format) {
+  const Weights w = weights(encoding, sample_bits(format));
+  Frame out(rgba.width(), rgba.height(), format);
   out.set_yuv_encoding(encoding);
-  auto luma = [&](const std::uint8_t* p) { return w.kr * p[0] + w.kg * p[1] + w.kb * p[2]; };
+  auto value = [&](int x, int y, int c) {
+    return rgba.format() == PixelFormat::rgba8 ? rgba.row(y)[4 * x + c] / 255.0
+                                               : double(rgba.row_as<float>(y)[4 * x + c]);
+  };
   for (int y = 0; y < rgba.height(); ++y) {
     for (int x = 0; x < rgba.width(); ++x) {
-      out.plane_row(0, y)[x] = level(w.y_offset + w.y_range / 255 * luma(rgba.row(y) + 4 * x));
+      const double l = w.kr * value(x, y, 0) + w.kg * value(x, y, 1) + w.kb * value(x, y, 2);
+      set_code(out, 0, x, y, w.y_offset + w.y_range * l, w.top);
     }
   }
   for (int cy = 0; cy < out.plane_height(1); ++cy) {
@@ -74,14 +104,13 @@ Frame reference_yuv(const Frame& rgba, const YuvEncoding& encoding) {
       int n = 0;
       for (int y = 2 * cy; y < std::min(2 * cy + 2, rgba.height()); ++y) {
         for (int x = 2 * cx; x < std::min(2 * cx + 2, rgba.width()); ++x) {
-          const std::uint8_t* p = rgba.row(y) + 4 * x;
-          r += p[0], g += p[1], b += p[2], ++n;
+          r += value(x, y, 0), g += value(x, y, 1), b += value(x, y, 2), ++n;
         }
       }
       r /= n, g /= n, b /= n;
       const double l = w.kr * r + w.kg * g + w.kb * b;
-      out.plane_row(1, cy)[cx] = level(128 + w.c_range / 255 * (b - l) / (2 * (1 - w.kb)));
-      out.plane_row(2, cy)[cx] = level(128 + w.c_range / 255 * (r - l) / (2 * (1 - w.kr)));
+      set_code(out, 1, cx, cy, w.c_offset + w.c_range * (b - l) / (2 * (1 - w.kb)), w.top);
+      set_code(out, 2, cx, cy, w.c_offset + w.c_range * (r - l) / (2 * (1 - w.kr)), w.top);
     }
   }
   return out;
@@ -102,71 +131,105 @@ Frame run_into(const std::string& graph, const Frame& input, PixelFormat format,
 
 std::string name_of(const Frame& f) {
   return std::to_string(f.width()) + "x" + std::to_string(f.height()) + " " +
-         to_string(f.yuv_encoding());
+         std::string(to_string(f.format())) + " " + to_string(f.yuv_encoding());
 }
 
 class YuvPlanesTest : public ::testing::TestWithParam<std::string> {};
 
 // Tolerance: 1 code, where the device's float arithmetic and the reference's double land on
-// either side of a rounding boundary; such values stay rare.
+// either side of a rounding boundary; such values stay rare. 10-bit codes convert to rgba32f
+// without rounding: within float's precision.
 TEST_P(YuvPlanesTest, PlanesConvertToRgbaAsTheFormulas) {
-  for (const auto& size : test::kAwkwardSizes) {
-    for (const YuvEncoding& e : kEncodings) {
-      Frame input = test::random_frame(size.width, size.height, PixelFormat::yuv420p, 11);
-      input.set_yuv_encoding(e);
-      SCOPED_TRACE(name_of(input));
-      const Frame got = run_into("saturation=1", input, PixelFormat::rgba8, GetParam());
-      const Frame want = reference_rgba(input);
-      EXPECT_LE(test::max_difference(got, want), 1.0);
-      EXPECT_LE(test::count_differences(got, want, 0.0),
-                static_cast<std::size_t>(size.width) * size.height * 4 / 1000);
+  for (PixelFormat format : kPlaneFormats) {
+    for (const auto& size : test::kAwkwardSizes) {
+      for (const YuvEncoding& e : kEncodings) {
+        Frame input = test::random_frame(size.width, size.height, format, 11);
+        input.set_yuv_encoding(e);
+        SCOPED_TRACE(name_of(input));
+        const Frame got = run_into("saturation=1", input, working_format(format), GetParam());
+        const Frame want = reference_rgba(input);
+        if (format == PixelFormat::yuv420p) {
+          EXPECT_LE(test::max_difference(got, want), 1.0);
+          EXPECT_LE(test::count_differences(got, want, 0.0),
+                    static_cast<std::size_t>(size.width) * size.height * 4 / 1000);
+        } else {
+          EXPECT_LE(test::max_difference(got, want), 1e-5);
+        }
+      }
     }
   }
 }
 
 TEST_P(YuvPlanesTest, RgbaConvertsToPlanesAsTheFormulas) {
-  for (const auto& size : test::kAwkwardSizes) {
-    for (const YuvEncoding& e : kEncodings) {
-      const Frame input = test::random_frame(size.width, size.height, PixelFormat::rgba8, 5);
-      const Frame got = run_into("saturation=1", input, PixelFormat::yuv420p, GetParam(), {}, e);
-      SCOPED_TRACE(name_of(got));
-      EXPECT_EQ(got.yuv_encoding(), e);
-      const Frame want = reference_yuv(input, e);
-      EXPECT_LE(test::max_difference(got, want), 1.0);
-      EXPECT_LE(test::count_differences(got, want, 0.0),
-                static_cast<std::size_t>(size.width) * size.height * 3 / 2 / 1000 + 1);
+  for (PixelFormat format : kPlaneFormats) {
+    for (const auto& size : test::kAwkwardSizes) {
+      for (const YuvEncoding& e : kEncodings) {
+        const Frame input = test::random_frame(size.width, size.height, working_format(format), 5);
+        const Frame got = run_into("saturation=1", input, format, GetParam(), {}, e);
+        SCOPED_TRACE(name_of(got));
+        EXPECT_EQ(got.yuv_encoding(), e);
+        const Frame want = reference_yuv(input, e, format);
+        EXPECT_LE(test::max_difference(got, want), 1.0);
+        EXPECT_LE(test::count_differences(got, want, 0.0),
+                  static_cast<std::size_t>(size.width) * size.height * 3 / 2 / 1000 + 1);
+      }
     }
   }
 }
 
+// 10-bit video stays 10-bit: every code of a frame through a graph that changes nothing comes
+// back (R'G'B' in float between the conversions), where 8 bits would keep a quarter of them.
+TEST_P(YuvPlanesTest, TenBitCodesSurviveAGraphThatChangesNothing) {
+  for (const YuvEncoding& e : kEncodings) {
+    Frame input = test::random_frame(1921, 33, PixelFormat::yuv420p10, 2);
+    input.set_yuv_encoding(e);
+    SCOPED_TRACE(name_of(input));
+    const Frame got = run_into("saturation=1", input, PixelFormat::yuv420p10, GetParam());
+    EXPECT_EQ(test::max_difference(got, input), 0.0);
+  }
+}
+
 // Converting in the first kernel and back in the last gives what the three steps give run
-// apart: the conversions quantise as an rgba8 frame between them would.
+// apart: the conversions quantise as a frame of the working format between them would (the
+// steps convert with saturation=1, exact on 8-bit levels).
 TEST_P(YuvPlanesTest, PlanesThroughAGraphEqualTheStepsApart) {
   const std::string graph = "gaussian=sigma=2,saturation=1.3";
-  for (const auto& size : test::kAwkwardSizes) {
-    Frame input = test::random_frame(size.width, size.height, PixelFormat::yuv420p, 3);
-    input.set_yuv_encoding({Matrix::bt601, true});
-    SCOPED_TRACE(name_of(input));
-    const Frame got = run_into(graph, input, PixelFormat::yuv420p, GetParam());
-    EXPECT_EQ(got.yuv_encoding(), input.yuv_encoding());
-    const Frame rgba = run_into("saturation=1", input, PixelFormat::rgba8, GetParam());
-    const Frame filtered = run_into(graph, rgba, PixelFormat::rgba8, GetParam());
-    const Frame want = run_into("saturation=1", filtered, PixelFormat::yuv420p, GetParam(), {},
-                                input.yuv_encoding());
-    EXPECT_EQ(test::max_difference(got, want), 0.0);
+  for (PixelFormat format : kPlaneFormats) {
+    const PixelFormat working = working_format(format);
+    for (const auto& size : test::kAwkwardSizes) {
+      Frame input = test::random_frame(size.width, size.height, format, 3);
+      input.set_yuv_encoding({Matrix::bt601, true});
+      SCOPED_TRACE(name_of(input));
+      const Frame got = run_into(graph, input, format, GetParam());
+      EXPECT_EQ(got.format(), format);
+      EXPECT_EQ(got.yuv_encoding(), input.yuv_encoding());
+      const Frame rgba = run_into("saturation=1", input, working, GetParam());
+      const Frame filtered = run_into(graph, rgba, working, GetParam());
+      const Frame want =
+          run_into("saturation=1", filtered, format, GetParam(), {}, input.yuv_encoding());
+      if (format == PixelFormat::yuv420p) {
+        EXPECT_EQ(test::max_difference(got, want), 0.0);
+      } else {
+        // saturation=1 on floats may move a value by an ulp, onto a code's rounding boundary.
+        EXPECT_LE(test::max_difference(got, want), 1.0);
+        EXPECT_LE(test::count_differences(got, want, 0.0),
+                  static_cast<std::size_t>(size.width) * size.height * 3 / 2 / 10000 + 1);
+      }
+    }
   }
 }
 
 TEST_P(YuvPlanesTest, FusedEqualsUnfused) {
-  Frame input = test::random_frame(333, 77, PixelFormat::yuv420p, 9);
-  for (const std::string graph : {"saturation=1.4", "saturation=0.5,box=radius=2,saturation=2"}) {
-    SCOPED_TRACE(graph);
-    PipelineOptions unfused;
-    unfused.fuse = false;
-    const Frame fused = run_into(graph, input, PixelFormat::yuv420p, GetParam());
-    EXPECT_EQ(test::max_difference(
-                  fused, run_into(graph, input, PixelFormat::yuv420p, GetParam(), unfused)),
-              0.0);
+  for (PixelFormat format : kPlaneFormats) {
+    Frame input = test::random_frame(333, 77, format, 9);
+    for (const std::string graph : {"saturation=1.4", "saturation=0.5,box=radius=2,saturation=2"}) {
+      SCOPED_TRACE(graph + " " + std::string(to_string(format)));
+      PipelineOptions unfused;
+      unfused.fuse = false;
+      const Frame fused = run_into(graph, input, format, GetParam());
+      EXPECT_EQ(test::max_difference(fused, run_into(graph, input, format, GetParam(), unfused)),
+                0.0);
+    }
   }
 }
 

@@ -299,14 +299,22 @@ tandem::VideoReaderOptions reader_options(const RunOptions& o) {
   return ro;
 }
 
-// Video is decoded to 8-bit RGBA for now: a deeper input is not cut to 8 bits without a word.
-void warn_about_depth(const tandem::VideoReader& reader) {
+// A deeper input is not cut to 8 bits without a word: where its frames go to the devices as
+// 8-bit RGBA (all but 4:2:0 of 10 bits into a 4:2:0 encoder), or what is written is 8-bit
+// (`written_bits`: images, or the encoder's pixel format).
+void warn_about_depth(const tandem::VideoReader& reader, tandem::PixelFormat on_devices,
+                      int written_bits) {
   const tandem::VideoInfo& info = reader.info();
   if (info.bit_depth <= 8) return;
+  const bool deep_on_devices = on_devices == tandem::PixelFormat::yuv420p10;
+  if (deep_on_devices && written_bits > 8) return;
   std::fprintf(stderr,
-               "tandem: warning: '%s' is %d-bit video (%s); tandem processes video in 8 bits for "
-               "now, so only 8 bits of each component reach the output\n",
-               reader.name().c_str(), info.bit_depth, info.pixel_format.c_str());
+               "tandem: warning: '%s' is %d-bit video (%s); %s, so only 8 bits of each "
+               "component reach the output\n",
+               reader.name().c_str(), info.bit_depth, info.pixel_format.c_str(),
+               deep_on_devices ? "the output's pixel format is 8-bit"
+                               : "tandem processes it in 8 bits (10 bits: 4:2:0 into a 4:2:0 "
+                                 "encoder only)");
 }
 
 int run_video(const RunOptions& o, tandem::AtomicFile* report) {
@@ -319,13 +327,9 @@ int run_video(const RunOptions& o, tandem::AtomicFile* report) {
   ro.keep_packets = true;
   tandem::VideoReader reader(o.input, ro);
   const tandem::VideoInfo& info = reader.info();
-  warn_about_depth(reader);
 
   tandem::DeviceSet devices = tandem::DeviceSet::open(o.devices);
   tandem::Pipeline pipeline(devices, std::move(graph), pipeline_options(o));
-  if (pipeline.output_format(tandem::PixelFormat::rgba8) != tandem::PixelFormat::rgba8) {
-    throw tandem::Error("the graph gives float frames; video output needs 8-bit frames");
-  }
 
   tandem::VideoWriterOptions wo;
   wo.codec = o.codec;
@@ -341,6 +345,11 @@ int run_video(const RunOptions& o, tandem::AtomicFile* report) {
   for (const auto& what : writer.left_out()) {
     std::fprintf(stderr, "tandem: not written: %s\n", what.c_str());
   }
+  if (pipeline.output_format(tandem::device_format(reader, writer)) ==
+      tandem::PixelFormat::rgba32f) {
+    throw tandem::Error("the graph gives float frames; video output needs 8-bit frames or planes");
+  }
+  warn_about_depth(reader, tandem::device_format(reader, writer), writer.bit_depth());
 
   std::int64_t total = info.frame_count;
   if (total <= 0 && info.duration > 0 && info.frame_rate.valid()) {
@@ -430,7 +439,7 @@ int run_video_to_images(const RunOptions& o, tandem::AtomicFile* report) {
   tandem::VideoReaderOptions ro = reader_options(o);
   if (!sequence) ro.max_frames = 1;
   tandem::VideoReader reader(o.input, ro);
-  warn_about_depth(reader);
+  warn_about_depth(reader, tandem::PixelFormat::rgba8, 8);  // images are 8-bit
   tandem::DeviceSet devices = tandem::DeviceSet::open(o.devices);
   tandem::Pipeline pipeline(devices, std::move(graph), pipeline_options(o));
 

@@ -19,15 +19,19 @@ std::string_view to_string(PixelFormat format) {
       return "rgba32f";
     case PixelFormat::yuv420p:
       return "yuv420p";
+    case PixelFormat::yuv420p10:
+      return "yuv420p10";
   }
   return "unknown";
 }
 
 PixelFormat parse_pixel_format(std::string_view name) {
-  for (PixelFormat f : {PixelFormat::rgba8, PixelFormat::rgba32f, PixelFormat::yuv420p}) {
+  for (PixelFormat f :
+       {PixelFormat::rgba8, PixelFormat::rgba32f, PixelFormat::yuv420p, PixelFormat::yuv420p10}) {
     if (to_string(f) == name) return f;
   }
-  throw Error("unknown pixel format '" + std::string(name) + "' (rgba8, rgba32f or yuv420p)");
+  throw Error("unknown pixel format '" + std::string(name) +
+              "' (rgba8, rgba32f, yuv420p or yuv420p10)");
 }
 
 std::string to_string(const YuvEncoding& encoding) {
@@ -41,9 +45,9 @@ std::size_t padded_pitch(int width, PixelFormat format, std::size_t row_alignmen
   const std::size_t align = std::lcm(row_alignment ? row_alignment : 1, kMinRowAlignment);
   // Kernels touch pixels in groups of four, so a row holds at least a whole group.
   const std::size_t groups = (static_cast<std::size_t>(std::max(width, 1)) + 3) / 4;
-  if (format == PixelFormat::yuv420p) {
+  if (is_planar(format)) {
     // A Y row, and half a row of each of Cb and Cr: a pair of rows is three aligned Y rows.
-    const std::size_t luma = (groups * 4 + align - 1) / align * align;
+    const std::size_t luma = (groups * 4 * sample_bytes(format) + align - 1) / align * align;
     return luma / 2 * 3;
   }
   const std::size_t bytes = groups * 4 * bytes_per_pixel(format);
@@ -78,7 +82,7 @@ Frame::Frame(int width, int height, PixelFormat format, std::size_t row_alignmen
 }
 
 const std::uint8_t* Frame::plane_row(int plane, int y) const {
-  // yuv420p: row pair k is Y rows 2k and 2k + 1, then Cb row k, then Cr row k.
+  // Row pair k is Y rows 2k and 2k + 1, then Cb row k, then Cr row k.
   const std::size_t luma = pitch_ / 3 * 2;
   const std::uint8_t* pair =
       data_.get() + static_cast<std::size_t>(plane == 0 ? y / 2 : y) * 2 * pitch_;
@@ -137,7 +141,8 @@ void copy_pixels(const Frame& from, Frame& to) {
   } else {
     for (int p = 0; p < 3; ++p) {
       for (int y = 0; y < from.plane_height(p); ++y) {
-        std::memcpy(to.plane_row(p, y), from.plane_row(p, y), from.plane_width(p));
+        std::memcpy(to.plane_row(p, y), from.plane_row(p, y),
+                    from.plane_width(p) * sample_bytes(from.format()));
       }
     }
   }

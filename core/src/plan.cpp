@@ -10,17 +10,24 @@ namespace tandem::detail {
 namespace {
 
 const char* element_type(PixelFormat f) {
-  return f == PixelFormat::rgba32f ? "float" : "uchar";
+  return f == PixelFormat::rgba32f ? "float" : f == PixelFormat::yuv420p10 ? "ushort" : "uchar";
 }
 
-// The coefficients of `e` as the conversions in kernels/yuv.clh take them, an OpenCL literal.
-std::string yuv_literal(const YuvEncoding& e) {
+// The coefficients of `e` for codes of `format` as the conversions in kernels/yuv.clh take
+// them, an OpenCL literal. 8-bit stores take levels 0..255, deeper ones values 0..1.
+std::string yuv_literal(const YuvEncoding& e, PixelFormat format) {
   double kr = 0.2126, kb = 0.0722;  // ITU-R BT.709
   if (e.matrix == YuvEncoding::Matrix::bt601) kr = 0.299, kb = 0.114;
   if (e.matrix == YuvEncoding::Matrix::bt2020) kr = 0.2627, kb = 0.0593;
   const double kg = 1 - kr - kb;
-  const double y_offset = e.full_range ? 0 : 16, y_range = e.full_range ? 255 : 219;
-  const double c_range = e.full_range ? 255 : 224;
+  // ITU-R BT.2100's quantisation: limited range 16..235 (Y') and 16..240 (Cb, Cr) times
+  // 2^(bits - 8), full range 0..2^bits - 1.
+  const double step = 1 << (sample_bits(format) - 8);
+  const double top = (1 << sample_bits(format)) - 1;
+  const double y_offset = e.full_range ? 0 : 16 * step;
+  const double y_range = e.full_range ? top : 219 * step;
+  const double c_range = e.full_range ? top : 224 * step;
+  const double unit = format == PixelFormat::yuv420p ? 255 : 1;  // of the store's input
   const double m[16] = {y_offset,
                         1 / y_range,
                         1 / c_range,
@@ -31,11 +38,11 @@ std::string yuv_literal(const YuvEncoding& e) {
                         kr,
                         kg,
                         kb,
-                        c_range / 255 / (2 * (1 - kb)),
-                        c_range / 255 / (2 * (1 - kr)),
-                        y_range / 255,
+                        c_range / unit / (2 * (1 - kb)),
+                        c_range / unit / (2 * (1 - kr)),
+                        y_range / unit,
                         y_offset,
-                        0,
+                        128 * step,
                         0};
   std::ostringstream k;
   k.precision(9);
@@ -128,7 +135,7 @@ std::string fused_kernel(const Pass& pass, const FrameFormats& formats) {
       k << indent << "const float16 v" << i << " = tandem_load4_" << to_string(f) << "(";
       if (is_planar(f)) {
         k << in << ", " << in << "_first, " << in << "_pitch, x, y, "
-          << yuv_literal(formats.input_encoding) << ");\n";
+          << yuv_literal(formats.input_encoding, f) << ");\n";
       } else {
         k << in << " + (size_t)(y - " << in << "_first) * " << in << "_pitch, x);\n";
       }
@@ -148,7 +155,7 @@ std::string fused_kernel(const Pass& pass, const FrameFormats& formats) {
     row_code("    ");
     k << "    pair[row] = r;\n  }\n  tandem_store8_" << to_string(pass.format)
       << "(out, out_first, out_pitch, x, y_top, x_end, pair[0], pair[1], "
-      << yuv_literal(formats.output_encoding) << ");\n}\n";
+      << yuv_literal(formats.output_encoding, pass.format) << ");\n}\n";
     return k.str();
   }
   k << "  const int y = y0 + (int)get_global_id(1);\n  float16 r;\n";

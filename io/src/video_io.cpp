@@ -455,13 +455,29 @@ void allocate_picture(AVFrame* picture, AVPixelFormat format, int width, int hei
   if (av_frame_get_buffer(picture, 0) < 0) throw std::bad_alloc();
 }
 
-// The three planes of a yuv420p AVFrame into a yuv420p Frame of its size, and back.
+// FFmpeg's name for the layout of a plane format's samples.
+AVPixelFormat av_format(PixelFormat format) {
+  return format == PixelFormat::yuv420p10 ? AV_PIX_FMT_YUV420P10LE : AV_PIX_FMT_YUV420P;
+}
+
+// True when pictures in `format` hold the samples of frames in plane format `frame` as they are
+// (the yuvj formats differ from theirs in the range they state only).
+bool same_samples(AVPixelFormat format, PixelFormat frame) {
+  return format == av_format(frame) ||
+         (frame == PixelFormat::yuv420p && format == AV_PIX_FMT_YUVJ420P);
+}
+
+bool is_video_format(PixelFormat format) {
+  return format == PixelFormat::rgba8 || is_planar(format);
+}
+
+// The three planes of a picture into a Frame of a plane format of its size, and back.
 void copy_planes(const AVFrame& from, Frame& to) {
   for (int p = 0; p < 3; ++p) {
     for (int y = 0; y < to.plane_height(p); ++y) {
       std::memcpy(to.plane_row(p, y),
                   from.data[p] + static_cast<std::ptrdiff_t>(y) * from.linesize[p],
-                  static_cast<std::size_t>(to.plane_width(p)));
+                  to.plane_width(p) * sample_bytes(to.format()));
     }
   }
 }
@@ -469,7 +485,7 @@ void copy_planes(const Frame& from, AVFrame& to) {
   for (int p = 0; p < 3; ++p) {
     for (int y = 0; y < from.plane_height(p); ++y) {
       std::memcpy(to.data[p] + static_cast<std::ptrdiff_t>(y) * to.linesize[p],
-                  from.plane_row(p, y), static_cast<std::size_t>(from.plane_width(p)));
+                  from.plane_row(p, y), from.plane_width(p) * sample_bytes(from.format()));
     }
   }
 }
@@ -575,10 +591,10 @@ struct VideoReader::Impl {
   std::unique_ptr<AVFormatContext, InputCloser> format;
   std::unique_ptr<AVCodecContext, CodecFree> decoder;
   SwsContext* sws = nullptr;  // decoded pictures to RGBA
-  Scaler to_yuv420p;          // decoded pictures, or RGBA ones, to yuv420p
+  Scaler to_planes_scaler;    // decoded pictures, or RGBA ones, to a frame's plane format
   PacketPtr packet = new_packet();
   FramePtr decoded = new_frame();
-  FramePtr planes = new_frame();  // what to_yuv420p gives, before it is copied into the frame
+  FramePtr planes = new_frame();  // what to_planes_scaler gives, before it is copied
   FramePtr rgba = new_frame();    // pictures without a YuvEncoding on their way to planes
   int video = -1;
   AVRational time_base{0, 1};
@@ -1053,11 +1069,11 @@ void VideoReader::Impl::feed() {
 void VideoReader::Impl::convert(Frame& frame) {
   const int w = info.width, h = info.height;
   if (frame.empty()) frame = Frame(w, h, PixelFormat::rgba8);
-  if ((frame.format() != PixelFormat::rgba8 && frame.format() != PixelFormat::yuv420p) ||
-      frame.width() != w || frame.height() != h) {
-    throw Error("VideoReader::read: the frame must be rgba8 or yuv420p " + std::to_string(w) + "x" +
-                std::to_string(h) + ", not " + std::string(to_string(frame.format())) + " " +
-                std::to_string(frame.width()) + "x" + std::to_string(frame.height()));
+  if (!is_video_format(frame.format()) || frame.width() != w || frame.height() != h) {
+    throw Error("VideoReader::read: the frame must be rgba8, yuv420p or yuv420p10 " +
+                std::to_string(w) + "x" + std::to_string(h) + ", not " +
+                std::string(to_string(frame.format())) + " " + std::to_string(frame.width()) + "x" +
+                std::to_string(frame.height()));
   }
   if (frame.format() == PixelFormat::rgba8) {
     to_rgba(frame.row(0), static_cast<int>(frame.pitch()));
@@ -1089,9 +1105,9 @@ void VideoReader::Impl::to_rgba(std::uint8_t* dst, int pitch) {
   sws_scale(sws, decoded->data, decoded->linesize, 0, h, rows, stride);
 }
 
-// The decoded picture into a yuv420p frame: its planes as they are when they are 8-bit 4:2:0,
-// else resampled in the picture's own encoding. A picture that has none (RGB, grey, a matrix
-// YuvEncoding cannot name) takes the RGBA read's way, then VideoWriter's from RGBA into the
+// The decoded picture into a frame of a plane format: its planes as they are when they hold its
+// samples, else resampled in the picture's own encoding. A picture that has none (RGB, grey, a
+// matrix YuvEncoding cannot name) takes the RGBA read's way, then VideoWriter's from RGBA into the
 // encoding players assume for the height, so both reads of it agree.
 void VideoReader::Impl::to_planes(Frame& frame) {
   const int w = info.width, h = info.height;
@@ -1100,25 +1116,26 @@ void VideoReader::Impl::to_planes(Frame& frame) {
                                                          stored_value(decoded->color_range), h);
   const YuvEncoding encoding =
       own.value_or(YuvEncoding{yuv_matrix(sws_matrix(AVCOL_SPC_UNSPECIFIED, h)), false});
-  if (own && (source == AV_PIX_FMT_YUV420P || source == AV_PIX_FMT_YUVJ420P)) {
+  if (own && same_samples(source, frame.format())) {
     copy_planes(*decoded, frame);
   } else {
-    allocate_picture(planes.get(), AV_PIX_FMT_YUV420P, w, h);
-    const ScalerSide to{AV_PIX_FMT_YUV420P, sws_matrix(encoding.matrix), encoding.full_range};
+    const AVPixelFormat target = av_format(frame.format());
+    allocate_picture(planes.get(), target, w, h);
+    const ScalerSide to{target, sws_matrix(encoding.matrix), encoding.full_range};
     bool converted;
     if (own) {
-      converted = to_yuv420p.scale(w, h, {source, to.matrix, to.full_range}, decoded->data,
-                                   decoded->linesize, to, planes->data, planes->linesize);
+      converted = to_planes_scaler.scale(w, h, {source, to.matrix, to.full_range}, decoded->data,
+                                         decoded->linesize, to, planes->data, planes->linesize);
     } else {
       allocate_picture(rgba.get(), AV_PIX_FMT_RGBA, w, h);
       to_rgba(rgba->data[0], rgba->linesize[0]);
-      converted = to_yuv420p.scale(w, h, {AV_PIX_FMT_RGBA}, rgba->data, rgba->linesize, to,
-                                   planes->data, planes->linesize);
+      converted = to_planes_scaler.scale(w, h, {AV_PIX_FMT_RGBA}, rgba->data, rgba->linesize, to,
+                                         planes->data, planes->linesize);
     }
     if (!converted) {
       const char* n = av_get_pix_fmt_name(own ? source : AV_PIX_FMT_RGBA);
       throw Error("cannot decode '" + name + "': cannot convert pixel format " +
-                  (n ? n : "unknown") + " to yuv420p");
+                  (n ? n : "unknown") + " to " + av_get_pix_fmt_name(target));
     }
     copy_planes(*planes, frame);
   }
@@ -1360,7 +1377,7 @@ struct VideoWriter::Impl {
   std::unique_ptr<AVCodecContext, CodecFree> encoder;
   AVStream* video_stream = nullptr;
   SwsContext* sws = nullptr;  // RGBA frames to the encoder's pixel format
-  Scaler from_yuv420p;        // yuv420p frames whose planes the encoder cannot take as they are
+  Scaler from_planes;  // frames of plane formats whose planes the encoder cannot take as they are
   ScalerSide encoded;         // the encoder's pixel format and colours
   FramePtr picture = new_frame();
   FramePtr planes = new_frame();  // a yuv420p frame's planes, as swscale reads them
@@ -1539,7 +1556,17 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
       const bool lossless =
           d && (d->props & AV_CODEC_PROP_LOSSLESS) && !(d->props & AV_CODEC_PROP_LOSSY);
       const bool even = width % 2 == 0 && height % 2 == 0;
-      if (!lossless && has_format(formats, AV_PIX_FMT_YUV420P) && even) {
+      // 4:2:0 video keeps its planes in a lossless encoder that has them (VideoReader gives
+      // them to the devices as they are), and its depth where the encoder has 10-bit 4:2:0.
+      const AVPixelFormat source = av_get_pix_fmt(video.pixel_format.c_str());
+      const bool planes_420 =
+          video.yuv_encoding && (source == AV_PIX_FMT_YUV420P || source == AV_PIX_FMT_YUV420P10LE);
+      if (lossless && planes_420 && has_format(formats, source)) {
+        pix = source;
+      } else if (!lossless && video.bit_depth > 8 && has_format(formats, AV_PIX_FMT_YUV420P10LE) &&
+                 even) {
+        pix = AV_PIX_FMT_YUV420P10LE;
+      } else if (!lossless && has_format(formats, AV_PIX_FMT_YUV420P) && even) {
         pix = AV_PIX_FMT_YUV420P;
       } else if (!lossless && has_format(formats, AV_PIX_FMT_YUV444P)) {
         pix = AV_PIX_FMT_YUV444P;
@@ -1760,11 +1787,10 @@ void VideoWriter::Impl::drain(bool flush) {
 
 void VideoWriter::Impl::write(const Frame& frame, std::int64_t pts) {
   if (closed) throw Error(what() + "the writer is closed");
-  if ((frame.format() != PixelFormat::rgba8 && frame.format() != PixelFormat::yuv420p) ||
-      frame.width() != width || frame.height() != height) {
-    throw Error(what() + "frames must be rgba8 or yuv420p " + std::to_string(width) + "x" +
-                std::to_string(height) + ", not " + std::string(to_string(frame.format())) + " " +
-                std::to_string(frame.width()) + "x" + std::to_string(frame.height()));
+  if (!is_video_format(frame.format()) || frame.width() != width || frame.height() != height) {
+    throw Error(what() + "frames must be rgba8, yuv420p or yuv420p10 " + std::to_string(width) +
+                "x" + std::to_string(height) + ", not " + std::string(to_string(frame.format())) +
+                " " + std::to_string(frame.width()) + "x" + std::to_string(frame.height()));
   }
   if (last_pts != AV_NOPTS_VALUE && pts <= last_pts) {
     throw Error(what() + "frame timestamps must increase (" + std::to_string(pts) + " after " +
@@ -1786,7 +1812,7 @@ void VideoWriter::Impl::write(const Frame& frame, std::int64_t pts) {
     picture->height = height;
     if ((r = av_frame_get_buffer(picture.get(), 0)) < 0) throw std::bad_alloc();
   }
-  if (frame.format() == PixelFormat::yuv420p) {
+  if (is_planar(frame.format())) {
     write_planes(frame);
   } else {
     const std::uint8_t* src[4] = {frame.row(0), nullptr, nullptr, nullptr};
@@ -1806,24 +1832,25 @@ void VideoWriter::Impl::write(const Frame& frame, std::int64_t pts) {
   ++frames;
 }
 
-// A yuv420p frame into the encoder's picture: its planes as they are when the encoder takes 4:2:0
-// in the frame's encoding; otherwise converted from it into the encoder's format and colours.
+// A frame of a plane format into the encoder's picture: its planes as they are when the encoder
+// takes its samples in the frame's encoding; otherwise converted from it into the encoder's
+// format and colours.
 void VideoWriter::Impl::write_planes(const Frame& frame) {
   const YuvEncoding& e = frame.yuv_encoding();
-  const ScalerSide from{AV_PIX_FMT_YUV420P, sws_matrix(e.matrix), e.full_range};
-  const bool as_they_are =
-      (encoded.format == AV_PIX_FMT_YUV420P || encoded.format == AV_PIX_FMT_YUVJ420P) &&
-      encoded.matrix == from.matrix && encoded.full_range == from.full_range;
+  const ScalerSide from{av_format(frame.format()), sws_matrix(e.matrix), e.full_range};
+  const bool as_they_are = same_samples(encoded.format, frame.format()) &&
+                           encoded.matrix == from.matrix && encoded.full_range == from.full_range;
   if (as_they_are) {
     copy_planes(frame, *picture);
     return;
   }
   // The frame's rows are stored by row pairs, with no one pitch per plane that swscale could read.
-  allocate_picture(planes.get(), AV_PIX_FMT_YUV420P, width, height);
+  allocate_picture(planes.get(), from.format, width, height);
   copy_planes(frame, *planes);
-  if (!from_yuv420p.scale(width, height, from, planes->data, planes->linesize, encoded,
-                          picture->data, picture->linesize)) {
-    throw Error(what() + "cannot convert yuv420p to " + pix_fmt_name);
+  if (!from_planes.scale(width, height, from, planes->data, planes->linesize, encoded,
+                         picture->data, picture->linesize)) {
+    throw Error(what() + "cannot convert " + std::string(to_string(frame.format())) + " to " +
+                pix_fmt_name);
   }
 }
 
@@ -1935,6 +1962,10 @@ const std::string& VideoWriter::codec() const {
 }
 const std::string& VideoWriter::pixel_format() const {
   return impl_->pix_fmt_name;
+}
+int VideoWriter::bit_depth() const {
+  const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(av_get_pix_fmt(impl_->pix_fmt_name.c_str()));
+  return d ? d->comp[0].depth : 8;
 }
 std::int64_t VideoWriter::frames_written() const {
   return impl_->frames;

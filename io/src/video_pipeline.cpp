@@ -27,17 +27,17 @@ auto timed(double& ms, F&& stage) {
 }
 
 bool is_420(const std::string& pixel_format) {
-  return pixel_format == "yuv420p" || pixel_format == "yuvj420p";
+  return pixel_format == "yuv420p" || pixel_format == "yuvj420p" || pixel_format == "yuv420p10le";
 }
 
 }  // namespace
 
 PixelFormat device_format(const VideoReader& reader, const VideoWriter& writer) {
   const VideoInfo& info = reader.info();
-  return info.yuv_encoding && info.bit_depth == 8 && is_420(info.pixel_format) &&
-                 is_420(writer.pixel_format())
-             ? PixelFormat::yuv420p
-             : PixelFormat::rgba8;
+  if (!info.yuv_encoding || !is_420(info.pixel_format) || !is_420(writer.pixel_format())) {
+    return PixelFormat::rgba8;
+  }
+  return info.bit_depth > 8 ? PixelFormat::yuv420p10 : PixelFormat::yuv420p;
 }
 
 VideoRunStats process_video(VideoReader& reader, Pipeline& pipeline, VideoWriter& writer,

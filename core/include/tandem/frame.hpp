@@ -20,6 +20,10 @@ enum class PixelFormat {
   /// sub-buffer): Frame::plane_row() finds a plane's rows. Filters never see it: the devices
   /// convert it to rgba8 as they read it and back as they write it (Pipeline).
   yuv420p,
+  /// 10-bit Y'CbCr 4:2:0, a sample in the low 10 bits of 16 (FFmpeg's yuv420p10le), in row
+  /// pairs as yuv420p. The devices convert it to rgba32f (R'G'B' as they are, unquantised, so
+  /// a frame no filter changes keeps its codes) and back.
+  yuv420p10,
 };
 std::string_view to_string(PixelFormat format);
 /// The format named `name` (as to_string() writes it); throws Error for anything else.
@@ -27,25 +31,36 @@ PixelFormat parse_pixel_format(std::string_view name);
 
 /// True for the Y'CbCr plane formats, which only frames and their conversions use.
 constexpr bool is_planar(PixelFormat format) {
-  return format == PixelFormat::yuv420p;
+  return format == PixelFormat::yuv420p || format == PixelFormat::yuv420p10;
 }
 /// Rows a plane format stores together (2 for 4:2:0): bands start on multiples of it.
 constexpr int rows_per_group(PixelFormat format) {
-  return format == PixelFormat::yuv420p ? 2 : 1;
+  return is_planar(format) ? 2 : 1;
+}
+/// Bytes of a sample of a plane format (1 or 2).
+constexpr std::size_t sample_bytes(PixelFormat format) {
+  return format == PixelFormat::yuv420p10 ? 2 : 1;
+}
+/// Bits of a sample of a plane format's codes (8 or 10).
+constexpr int sample_bits(PixelFormat format) {
+  return format == PixelFormat::yuv420p10 ? 10 : 8;
 }
 /// Bytes per pixel of the packed formats (rgba8 4, rgba32f 16); 0 for plane formats, whose rows
 /// are copied plane by plane (Frame::plane_row()).
 constexpr std::size_t bytes_per_pixel(PixelFormat format) {
   return format == PixelFormat::rgba8 ? 4 : format == PixelFormat::rgba32f ? 16 : 0;
 }
-/// The format filters work in for frames of `format`: rgba8 for 8-bit planes, else itself.
+/// The format filters work in for frames of `format`: rgba8 for 8-bit planes, rgba32f for
+/// deeper ones, else itself.
 constexpr PixelFormat working_format(PixelFormat format) {
-  return is_planar(format) ? PixelFormat::rgba8 : format;
+  return format == PixelFormat::yuv420p     ? PixelFormat::rgba8
+         : format == PixelFormat::yuv420p10 ? PixelFormat::rgba32f
+                                            : format;
 }
 
 /// How Y'CbCr codes stand for R'G'B' values: the matrix (ITU-R BT.601, BT.709, BT.2020
 /// non-constant luminance) and the range of the codes (limited: Y' 16..235 and Cb, Cr 16..240
-/// at 8 bits; full: 0..255).
+/// at 8 bits, four times those at 10; full: 0..255, 0..1023).
 struct YuvEncoding {
   enum class Matrix { bt601, bt709, bt2020 };
   Matrix matrix = Matrix::bt709;
@@ -115,7 +130,8 @@ class Frame {
     return const_cast<std::uint8_t*>(std::as_const(*this).plane_row(plane, y));
   }
   const std::uint8_t* plane_row(int plane, int y) const;
-  /// Samples per row of plane `plane`: the width, or (width + 1) / 2 for 4:2:0 chroma.
+  /// Samples per row of plane `plane` (of sample_bytes() each): the width, or (width + 1) / 2
+  /// for 4:2:0 chroma.
   int plane_width(int plane) const;
   /// Rows of plane `plane`: the height, or (height + 1) / 2 for 4:2:0 chroma.
   int plane_height(int plane) const;

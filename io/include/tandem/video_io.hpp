@@ -199,9 +199,11 @@ struct VideoWriterOptions {
   int crf = -1;
   /// Target bits per second; 0 keeps the encoder's default.
   std::int64_t bitrate = 0;
-  /// The encoder's pixel format ("yuv420p", "yuv444p", "bgra", ...). Empty chooses: the least
-  /// lossy format from RGBA for lossless codecs (ffv1 keeps RGBA exactly), yuv444p for .y4m, and
-  /// yuv420p for the others (yuv444p when the size is odd).
+  /// The encoder's pixel format ("yuv420p", "yuv444p", "bgra", ...). Empty chooses: for
+  /// lossless codecs the source's 4:2:0 planes (yuv420p, yuv420p10le) where the encoder has
+  /// them, else the least lossy format from RGBA (ffv1 keeps RGBA exactly); yuv444p for .y4m;
+  /// for the others yuv420p10le for a source deeper than 8 bits where the encoder has it, else
+  /// yuv420p (yuv444p when the size is odd).
   std::string pix_fmt;
   /// When the writer is aborted (abort(), or destroyed before finish()), finish what was written
   /// as a playable file at the output path instead of removing it.
@@ -259,6 +261,8 @@ class VideoWriter {
   /// The encoder used ("libx264") and its pixel format ("yuv420p").
   const std::string& codec() const;
   const std::string& pixel_format() const;
+  /// Bits per component of that pixel format (8, 10, ...).
+  int bit_depth() const;
   std::int64_t frames_written() const;
   /// One line per thing of the source the container has no place for, so it is not written:
   /// data streams it cannot hold, audio or subtitles where it holds none at all (YUV4MPEG2), a

@@ -49,10 +49,11 @@ struct VideoRunStats {
   std::size_t frame_bytes_in = 0, frame_bytes_out = 0;
 };
 
-/// The format frames of `reader` go to the devices in, for `writer`: yuv420p, the decoder's
-/// planes copied as they are and converted to RGBA and back by the devices, where the video is
-/// 8-bit 4:2:0 in a matrix the devices convert (VideoInfo::yuv_encoding) and the writer encodes
-/// 4:2:0; rgba8, converted by swscale on the host, otherwise.
+/// The format frames of `reader` go to the devices in, for `writer`: yuv420p or yuv420p10, the
+/// decoder's planes copied as they are and converted to RGBA (rgba8 or rgba32f) and back by the
+/// devices, where the video is 4:2:0 of 8 or 10 bits in a matrix the devices convert
+/// (VideoInfo::yuv_encoding) and the writer encodes 4:2:0 (it converts a depth of its own);
+/// rgba8, converted by swscale on the host, otherwise.
 PixelFormat device_format(const VideoReader& reader, const VideoWriter& writer);
 
 /// Processes every frame `reader` gives with `pipeline` and writes it, with the source's other
