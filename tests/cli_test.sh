@@ -221,8 +221,13 @@ if "$tandem" --help | grep -q -- "--codec" && command -v ffmpeg >/dev/null; then
   expect_ok "json progress" -i "$work/in.mkv" -o "$work/out/p.mkv" -f saturation --progress json --frames 10 --report "$work/out/v.json"
   grep -q '^{"frame":10,"total":10,' "$work/stderr" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL no json progress line for frame 10"; }
   grep '^{' "$work/stderr" >"$work/progress.json"
-  json_ok "$work/progress.json" '.frame >= 1 and .total == 10 and (.split | add) > 0.99' "json progress lines are JSON"
+  json_ok "$work/progress.json" '.frame >= 1 and .total == 10 and (.split | add) > 0.99 and (.devices | length) == (.split | length) and (.devices[0] | type) == "string"' "json progress lines are JSON, the split's devices named"
   json_ok "$work/out/v.json" '.frames == 10 and .video.frames == 10 and .video.encode_ms >= 0' "the video report is JSON with its video member"
+  # One wall time: the summary's, the report's and the video's agree; the report says what ran.
+  json_ok "$work/out/v.json" ".wall_ms == .video.wall_ms and .video.frames_ms <= .wall_ms and .input == \"$work/in.mkv\" and .output == \"$work/out/p.mkv\" and .graph == \"saturation\" and .device_format == null and (.video.device_format | type) == \"string\"" "the video report's wall times agree and name what ran"
+  said=$(grep -o 'in [0-9.]* ms$' "$work/stderr" | head -1 | cut -d' ' -f2)
+  [ -n "$said" ] && jq -e --argjson said "$said" '((.wall_ms * 10 | round) / 10 - $said) | fabs < 0.06' "$work/out/v.json" >/dev/null &&
+    pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL the summary's wall time ($said ms) is not the report's"; }
   expect_error "video report on a full disk" "cannot write '/dev/full': No space left on device" "$work/out/r.mkv" -- -i "$work/in.mkv" -o "$work/out/r.mkv" -f saturation --frames 10 --report /dev/full
   grep -q $'\r' "$work/stderr" && { fail=$((fail + 1)); echo "FAIL a progress bar was drawn on a non-terminal"; } || pass=$((pass + 1))
   expect_error "missing video" "no such file" "$work/out/x.mkv" -- -i "$work/none.mkv" -o "$work/out/x.mkv" -f saturation

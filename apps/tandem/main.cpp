@@ -131,8 +131,17 @@ class StopOnSignals {
   std::array<void (*)(int), 3> previous_{};
 };
 
-void print_summary(const tandem::RunReport& report, const std::string& what) {
-  std::fprintf(stderr, "tandem: wrote %s in %.1f ms\n", what.c_str(), report.wall_ms);
+// When the run began: the one wall time a run states (its summary and its report) is from here
+// to its output in place.
+std::chrono::steady_clock::time_point g_run_start;
+
+double run_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g_run_start)
+      .count();
+}
+
+void print_summary(const tandem::RunReport& report, const std::string& what, double wall_ms) {
+  std::fprintf(stderr, "tandem: wrote %s in %.1f ms\n", what.c_str(), wall_ms);
   for (const auto& d : report.devices) {
     std::fprintf(stderr,
                  "  %-5s %-40s share %5.1f%%  busy %8.2f ms (upload %.2f, kernels %.2f, "
@@ -142,11 +151,30 @@ void print_summary(const tandem::RunReport& report, const std::string& what) {
   }
 }
 
-// The report goes into place after the output (its contents were written before the output,
-// so a full disk or an unwritable place fails first); should even that fail, the output is
+// The run report: what ran (input, output, graph, the devices asked for) and the pipeline's
+// report, whose "wall_ms" becomes the run's (`wall_ms`, as the summary states it) and its own
+// time with frames on the devices "devices_wall_ms".
+nlohmann::ordered_json report_json(const RunOptions& o, const tandem::Pipeline& pipeline,
+                                   double wall_ms) {
+  const auto devices = nlohmann::ordered_json::parse(pipeline.report().to_json());
+  nlohmann::ordered_json j = {{"input", o.input},
+                              {"output", o.output},
+                              {"graph", o.graph},
+                              {"device_spec", o.devices},
+                              {"wall_ms", wall_ms}};
+  for (const auto& [key, value] : devices.items()) {
+    j[key == "wall_ms" ? "devices_wall_ms" : key] = value;
+  }
+  return j;
+}
+
+// The report goes into place once the output is (the report's file was made at the start, so an
+// unwritable place fails before any work); should writing it fail (a full disk), the output is
 // removed: a run leaves both or neither.
-void commit_report(tandem::AtomicFile& report, const std::string& output) {
+void finish_report(tandem::AtomicFile& report, const nlohmann::ordered_json& json,
+                   const std::string& output) {
   try {
+    report.write(json.dump(2) + "\n");
     report.commit();
   } catch (...) {
     std::error_code ec;
@@ -170,6 +198,7 @@ int run_video_to_images(const RunOptions& o, tandem::AtomicFile* report);
 #endif
 
 int run(const RunOptions& o) {
+  g_run_start = std::chrono::steady_clock::now();
   if (o.input.empty() || o.output.empty() || o.graph.empty()) {
     throw tandem::Error("-i INPUT, -o OUTPUT and -f GRAPH are all needed (see tandem --help)");
   }
@@ -211,12 +240,14 @@ int run(const RunOptions& o) {
                  StopOnSignals::name().c_str());
     return StopOnSignals::exit_code();
   }
-  if (report) report->write(pipeline.report().to_json());
   tandem::write_image(o.output, output);
-  if (report) commit_report(*report, o.output);
+  const double wall_ms = run_ms();
+  if (report) finish_report(*report, report_json(o, pipeline, wall_ms), o.output);
 
-  print_summary(pipeline.report(), o.output + " (" + std::to_string(output.width()) + "x" +
-                                       std::to_string(output.height()) + ")");
+  print_summary(pipeline.report(),
+                o.output + " (" + std::to_string(output.width()) + "x" +
+                    std::to_string(output.height()) + ")",
+                wall_ms);
   return 0;
 }
 
@@ -249,8 +280,12 @@ class Progress {
                                      {"total", total_},
                                      {"fps", rounded(fps, 100)},
                                      {"eta_s", rounded(eta, 10)},
-                                     {"split", nlohmann::ordered_json::array()}};
-      for (double f : fractions) line["split"].push_back(rounded(f, 10000));
+                                     {"split", nlohmann::ordered_json::array()},
+                                     {"devices", nlohmann::ordered_json::array()}};
+      for (std::size_t d = 0; d < fractions.size(); ++d) {
+        line["split"].push_back(rounded(fractions[d], 10000));
+        line["devices"].push_back(devices[d].info().id);
+      }
       std::fprintf(stderr, "%s\n", line.dump().c_str());
       return;
     }
@@ -388,12 +423,15 @@ int run_video(const RunOptions& o, tandem::AtomicFile* report) {
                                 : "nothing was left at the output");
     return StopOnSignals::exit_code();
   }
+  writer.finish();
+  const double wall_ms = run_ms();
   if (report) {
-    // The run report with the video's stage times added; written before the output is finished,
-    // so that a report that cannot be written leaves no output (the writer's destructor aborts).
-    auto json = nlohmann::ordered_json::parse(pipeline.report().to_json());
+    // The run report with the video's stage times added. The frames' own time, from the first
+    // decoded to the last encoded, leaves out opening the devices and the encoder's flush.
+    auto json = report_json(o, pipeline, wall_ms);
     json["video"] = {{"frames", stats.frames},
-                     {"wall_ms", stats.wall_ms},
+                     {"wall_ms", wall_ms},
+                     {"frames_ms", stats.wall_ms},
                      {"decode_ms", stats.decode_ms},
                      {"submit_ms", stats.submit_ms},
                      {"wait_ms", stats.wait_ms},
@@ -401,16 +439,18 @@ int run_video(const RunOptions& o, tandem::AtomicFile* report) {
                      {"device_format", std::string(tandem::to_string(stats.format))},
                      {"frame_bytes_to_devices", stats.frame_bytes_in},
                      {"frame_bytes_from_devices", stats.frame_bytes_out}};
-    report->write(json.dump(2) + "\n");
+    finish_report(*report, json, o.output);
   }
-  writer.finish();
-  if (report) commit_report(*report, o.output);
-  print_summary(pipeline.report(), o.output + " (" + std::to_string(encoded) + " frames, " +
-                                       writer.codec() + ")");
+  char rate[64];
+  std::snprintf(rate, sizeof rate, ", %.1f fps", wall_ms > 0 ? encoded / (wall_ms / 1000) : 0.0);
+  print_summary(pipeline.report(),
+                o.output + " (" + std::to_string(encoded) + " frames, " + writer.codec() + ")",
+                wall_ms);
   std::fprintf(stderr,
-               "  host time per stage (the stages overlap): decode %.1f ms, submit %.1f ms, wait "
-               "for the devices %.1f ms, encode %.1f ms; wall %.1f ms\n",
-               stats.decode_ms, stats.submit_ms, stats.wait_ms, stats.encode_ms, stats.wall_ms);
+               "  %lld frames%s; host time per stage (the stages overlap): decode %.1f ms, "
+               "submit %.1f ms, wait for the devices %.1f ms, encode %.1f ms\n",
+               static_cast<long long>(encoded), rate, stats.decode_ms, stats.submit_ms,
+               stats.wait_ms, stats.encode_ms);
   std::fprintf(stderr, "  frames go to the devices as %s: %.2f MB each to them, %.2f MB back\n",
                std::string(tandem::to_string(stats.format)).c_str(), stats.frame_bytes_in / 1e6,
                stats.frame_bytes_out / 1e6);
@@ -482,16 +522,15 @@ int run_video_to_images(const RunOptions& o, tandem::AtomicFile* report) {
                     devices, true);
   }
   for (const auto& e : reader.errors()) std::fprintf(stderr, "tandem: skipped: %s\n", e.c_str());
-  if (report) {
-    report->write(pipeline.report().to_json());
-    commit_report(*report, o.output);
-  }
+  const double wall_ms = run_ms();
+  if (report) finish_report(*report, report_json(o, pipeline, wall_ms), o.output);
   char at[32];
   std::snprintf(at, sizeof at, "%g", o.start);
-  print_summary(pipeline.report(), sequence ? std::to_string(written.size()) + " images, " +
-                                                  written.front().string() + " to " +
-                                                  written.back().string()
-                                            : o.output + " (the frame at " + at + " s)");
+  print_summary(pipeline.report(),
+                sequence ? std::to_string(written.size()) + " images, " + written.front().string() +
+                               " to " + written.back().string()
+                         : o.output + " (the frame at " + at + " s)",
+                wall_ms);
   return 0;
 }
 #endif
