@@ -53,6 +53,16 @@ result "video: panels and plots (view_check)" $? "$work/check"
 
 screenshot "test pattern" "$work/pattern.png" -- -i testsrc=320x180 -f "gaussian=sigma=2" --after 3
 
+# A float image is shown through a display transform (linear light clamped and sRGB-encoded), not
+# as its raw values: both panels as tonemap=op=linear makes them of the input and the output.
+"$tandem" -i "$data/chelsea.png" -o "$work/float.hdr" -f "saturation=1" 2>"$work/log" &&
+  "$tandem" -i "$work/float.hdr" -o "$work/float-shown.png" -f "tonemap=op=linear" 2>>"$work/log" &&
+  "$tandem" -i "$work/float.hdr" -o "$work/float-expected.png" -f "$graph,tonemap=op=linear" 2>>"$work/log"
+result "tandem writes the float image and its display references" $? "$work/log"
+screenshot "float image" "$work/float.png" -- -i "$work/float.hdr" -f "$graph" --after 3
+"$checker" "$work/float.png" "$work/float-shown.png" "$work/float-expected.png" >"$work/check" 2>&1
+result "float image: panels through the display transform (view_check)" $? "$work/check"
+
 # expect_error NAME MESSAGE -- tandem-view arguments...: fails before any window is needed.
 expect_error() {
   local name=$1 message=$2

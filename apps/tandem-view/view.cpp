@@ -10,6 +10,7 @@
 
 #include <imgui_stdlib.h>
 
+#include "display.hpp"
 #include "tandem/image_io.hpp"
 
 namespace tandem::view {
@@ -109,7 +110,8 @@ Texture::~Texture() {
   if (id_) glDeleteTextures(1, &id_);
 }
 
-void Texture::upload(const Frame& frame) {
+void Texture::upload(const Frame& picture) {
+  const Frame frame = for_display(picture);
   if (!id_) {
     glGenTextures(1, &id_);
     glBindTexture(GL_TEXTURE_2D, id_);
@@ -124,7 +126,7 @@ void Texture::upload(const Frame& frame) {
   glPixelStorei(GL_UNPACK_ROW_LENGTH,
                 static_cast<GLint>(frame.pitch() / bytes_per_pixel(frame.format())));
   glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, frame.width(), frame.height(), 0, GL_RGBA,
-               frame.format() == PixelFormat::rgba8 ? GL_UNSIGNED_BYTE : GL_FLOAT, frame.data());
+               GL_UNSIGNED_BYTE, frame.data());
   glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
   width_ = frame.width(), height_ = frame.height();
 }
@@ -237,6 +239,8 @@ void View::save() {
 }
 
 void View::draw(const Layout& layout, const std::vector<int>& keys) {
+  enter_ = std::find(keys.begin(), keys.end(), GLFW_KEY_ENTER) != keys.end() ||
+           std::find(keys.begin(), keys.end(), GLFW_KEY_KP_ENTER) != keys.end();
   for (int key : keys) {
     if (ImGui::GetIO().WantTextInput) break;
     if (key == GLFW_KEY_SPACE) playing_ = !playing_;
@@ -297,6 +301,9 @@ void View::draw_controls(const Layout& layout) {
   }
   if (ImGui::IsItemDeactivatedAfterEdit() && text_error_.empty()) {
     apply(Graph::parse(text_));
+    // Enter applied it: the box keeps the keyboard, so that what is typed next is text, not a
+    // shortcut (an `s` is not Save), until it loses the focus.
+    if (enter_) ImGui::SetKeyboardFocusHere(-1);
   }
   if (!text_error_.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);

@@ -102,6 +102,7 @@ class View {
 
   std::string text_;        ///< the graph text box
   std::string text_error_;  ///< why text_ does not parse, or why it was not applied
+  bool enter_ = false;      ///< Enter was pressed since the last frame
   std::string status_;      ///< the last save or processing message
   std::string failure_;
   bool playing_ = true, step_ = false, dirty_ = false;
