@@ -1,0 +1,717 @@
+// VideoWriter: frames encoded into a file, the input's other streams copied beside them; and
+// is_video_path.
+#include "tandem/video_io.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <iterator>
+#include <new>
+#include <sstream>
+#include <unordered_map>
+#include <utility>
+
+extern "C" {
+#include <libavutil/display.h>
+#include <libavutil/opt.h>
+#include <libavutil/pixdesc.h>
+}
+
+#include "av_support.hpp"
+#include "tandem/error.hpp"
+#include "video_reader_impl.hpp"
+
+namespace tandem {
+
+using detail::allocate_picture;
+using detail::av_error;
+using detail::av_format;
+using detail::CodecFree;
+using detail::copy_planes;
+using detail::disown_log;
+using detail::explain;
+using detail::FramePtr;
+using detail::init_ffmpeg_log;
+using detail::is_full_range_yuvj;
+using detail::is_video_format;
+using detail::is_yuv;
+using detail::kind_name;
+using detail::kSwsFlags;
+using detail::LogScope;
+using detail::LogSink;
+using detail::new_frame;
+using detail::new_packet;
+using detail::own_log;
+using detail::PacketPtr;
+using detail::same_samples;
+using detail::Scaler;
+using detail::ScalerSide;
+using detail::set_display_matrix;
+using detail::sws_matrix;
+using detail::to_av;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+bool has_format(const AVPixelFormat* list, AVPixelFormat f) {
+  for (; list && *list != AV_PIX_FMT_NONE; ++list) {
+    if (*list == f) return true;
+  }
+  return false;
+}
+
+std::string format_list(const AVPixelFormat* list) {
+  std::string s;
+  for (; list && *list != AV_PIX_FMT_NONE; ++list) {
+    s += std::string(s.empty() ? "" : ", ") + av_get_pix_fmt_name(*list);
+  }
+  return s;
+}
+
+const AVPixelFormat* encoder_formats(const AVCodec* codec) {
+#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(61, 13, 100)
+  const void* list = nullptr;
+  if (avcodec_get_supported_config(nullptr, codec, AV_CODEC_CONFIG_PIX_FORMAT, 0, &list, nullptr) <
+      0) {
+    return nullptr;
+  }
+  return static_cast<const AVPixelFormat*>(list);
+#else
+  return codec->pix_fmts;
+#endif
+}
+
+std::atomic<unsigned> g_temp_counter{0};
+
+}  // namespace
+
+// ---- VideoWriter ----
+
+struct VideoWriter::Impl {
+  fs::path path;
+  fs::path temp;
+  bool to_stdout = false;
+  std::string name;
+  VideoWriterOptions options;
+  LogSink log;
+  AVFormatContext* out = nullptr;
+  std::unique_ptr<AVCodecContext, CodecFree> encoder;
+  AVStream* video_stream = nullptr;
+  SwsContext* sws = nullptr;  // RGBA frames to the encoder's pixel format
+  Scaler from_planes;  // frames of plane formats whose planes the encoder cannot take as they are
+  ScalerSide encoded;  // the encoder's pixel format and colours
+  FramePtr picture = new_frame();
+  FramePtr planes = new_frame();  // a yuv420p frame's planes, as swscale reads them
+  PacketPtr packet = new_packet();
+  AVRational input_time_base{0, 1};
+  // Subtracted from every timestamp, in input_time_base units: a reader started at T seconds
+  // gives a file that starts at 0 (as FFmpeg's -ss before -i does), its streams in step.
+  std::int64_t shift = 0;
+  AVRational encoder_time_base{0, 1};
+  struct Copy {
+    AVStream* stream;
+  };
+  std::unordered_map<int, Copy> copies;  // input stream index -> its copy
+  bool header_written = false;
+  bool closed = false;
+  bool numbered = false;  // timestamps are frame numbers (YUV4MPEG2 has none of its own)
+  std::int64_t frames = 0;
+  std::int64_t last_pts = AV_NOPTS_VALUE;
+  std::int64_t last_encoder_pts = AV_NOPTS_VALUE;
+  std::string codec_name;
+  std::string pix_fmt_name;
+  std::vector<std::string> left_out;
+  int width = 0, height = 0;
+
+  Impl(const fs::path& p, const VideoInfo& video, const AVFormatContext* source,
+       const std::vector<StreamInfo>* source_streams, int source_video, VideoWriterOptions opts);
+  ~Impl() {
+    abort();
+    disown_log(&log);
+  }
+  std::string what() const { return "cannot write '" + name + "': "; }
+  void drain(bool flush);
+  void write_packet(AVPacket* pkt, const char* doing);
+  void write(const Frame& frame, std::int64_t pts);
+  void write_planes(const Frame& frame);
+  void write(StreamPacket p);
+  void finish();
+  void close_file(bool keep);
+  void abort() noexcept;
+  void release();
+};
+
+VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVFormatContext* source,
+                        const std::vector<StreamInfo>* source_streams, int source_video,
+                        VideoWriterOptions opts)
+    : path(p), options(std::move(opts)) {
+  init_ffmpeg_log();
+  LogScope scope(&log);
+  to_stdout = path == "-";
+  name = to_stdout ? "standard output" : path.string();
+  try {
+    // ---- what can be checked before anything is opened ----
+    width = video.width;
+    height = video.height;
+    if (width <= 0 || height <= 0) throw Error(what() + "the video has no picture size");
+    const AVRational rate = to_av(video.frame_rate);
+    input_time_base = video.time_base.valid()    ? to_av(video.time_base)
+                      : video.frame_rate.valid() ? av_inv_q(rate)
+                                                 : AVRational{0, 1};
+    if (input_time_base.num <= 0)
+      throw Error(what() + "the video needs a frame rate or a time base");
+
+    const AVOutputFormat* container = nullptr;
+    if (to_stdout) {
+      container = av_guess_format("yuv4mpegpipe", nullptr, nullptr);
+    } else {
+      std::error_code ec;
+      if (fs::is_directory(path, ec)) throw Error(what() + "it is a directory");
+      container = av_guess_format(nullptr, path.filename().c_str(), nullptr);
+      if (!container || !path.has_extension()) {
+        throw Error(what() + "unknown video container '" + path.extension().string() +
+                    "' (mp4, mkv, mov, webm, avi, y4m, ...)");
+      }
+      const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+      if (!fs::exists(dir, ec))
+        throw Error(what() + "directory '" + dir.string() + "' does not exist");
+      if (!fs::is_directory(dir, ec))
+        throw Error(what() + "'" + dir.string() + "' is not a directory");
+      if (::access(dir.c_str(), W_OK) != 0) throw Error(what() + std::strerror(errno));
+    }
+    const std::string container_name = container->name;
+    const bool y4m = container_name == "yuv4mpegpipe";
+
+    // The encoder: asked for by name (encoder or codec), else the container's usual one.
+    const AVCodec* codec = nullptr;
+    if (!options.codec.empty()) {
+      codec = avcodec_find_encoder_by_name(options.codec.c_str());
+      if (!codec) {
+        const AVCodecDescriptor* d = avcodec_descriptor_get_by_name(options.codec.c_str());
+        if (!d)
+          throw Error(what() + "unknown codec '" + options.codec +
+                      "' (ffmpeg -encoders lists them)");
+        codec = avcodec_find_encoder(d->id);
+        if (!codec) throw Error(what() + "FFmpeg has no encoder for codec '" + options.codec + "'");
+      }
+      if (codec->type != AVMEDIA_TYPE_VIDEO) {
+        throw Error(what() + "'" + options.codec + "' is a " + kind_name(codec->type) +
+                    " codec, not a video one");
+      }
+    } else if (y4m) {
+      // Raw pictures; FFmpeg's YUV4MPEG2 muxer takes them wrapped as frames (5.x), or as rawvideo.
+      codec = avcodec_find_encoder(container->video_codec);
+    } else if (container_name == "mp4" || container_name == "mov" || container_name == "matroska") {
+      codec = avcodec_find_encoder_by_name("libx264");
+      if (!codec) codec = avcodec_find_encoder(AV_CODEC_ID_MPEG4);
+    } else if (container->video_codec != AV_CODEC_ID_NONE) {
+      codec = avcodec_find_encoder(container->video_codec);
+    }
+    if (!codec) throw Error(what() + "no video encoder for the " + container_name + " container");
+    codec_name = codec->name;
+
+    // The container must hold the video codec and every copied stream's codec.
+    const auto holds = [&](AVCodecID id) {
+      if (y4m) return id == AV_CODEC_ID_RAWVIDEO || id == AV_CODEC_ID_WRAPPED_AVFRAME;
+      return avformat_query_codec(container, id, FF_COMPLIANCE_NORMAL) != 0;
+    };
+    if (!holds(codec->id)) {
+      throw Error(what() + "the " + container_name + " container cannot hold " +
+                  avcodec_get_name(codec->id) + " video (choose another codec or container)");
+    }
+    std::vector<const AVStream*> to_copy;
+    if (source && source_streams && options.copy_streams) {
+      for (const StreamInfo& si : *source_streams) {
+        if ((si.kind == StreamKind::audio && options.no_audio) ||
+            (si.kind == StreamKind::subtitle && options.no_subtitles) ||
+            (si.kind == StreamKind::data && options.no_data)) {
+          continue;
+        }
+        const AVStream* in = source->streams[si.index];
+        const AVMediaType type = in->codecpar->codec_type;
+        // A container with no codec of this kind at all (YUV4MPEG2 has only video) leaves the
+        // stream out, as ffmpeg does; one that has others but not this codec is an error.
+        const AVCodecID usual = type == AVMEDIA_TYPE_AUDIO      ? container->audio_codec
+                                : type == AVMEDIA_TYPE_SUBTITLE ? container->subtitle_codec
+                                                                : container->data_codec;
+        const int q =
+            y4m ? -1
+                : avformat_query_codec(container, in->codecpar->codec_id, FF_COMPLIANCE_NORMAL);
+        const std::string stream = std::string(kind_name(type)) + " stream #" +
+                                   std::to_string(si.index) + " (" +
+                                   avcodec_get_name(in->codecpar->codec_id) + ")";
+        // Audio and subtitles are content: losing them is an error. A container with no codec of
+        // that kind at all (YUV4MPEG2 is video only) and data streams (timecodes, sensor
+        // metadata) the container cannot hold are left out, as ffmpeg does, and said so.
+        if (q == 0 && type != AVMEDIA_TYPE_DATA) {
+          throw Error(what() + "the " + container_name + " container cannot hold the " + stream +
+                      " that would be copied (choose another container, or leave the other "
+                      "streams out)");
+        }
+        if (q <= 0 && (usual == AV_CODEC_ID_NONE || type == AVMEDIA_TYPE_DATA)) {
+          left_out.push_back(stream + ": the " + container_name + " container cannot hold it");
+          continue;
+        }
+        to_copy.push_back(in);
+      }
+    }
+
+    // The pixel format the encoder gets.
+    const AVPixelFormat* formats = encoder_formats(codec);
+    AVPixelFormat pix = AV_PIX_FMT_NONE;
+    if (!options.pix_fmt.empty()) {
+      pix = av_get_pix_fmt(options.pix_fmt.c_str());
+      if (pix == AV_PIX_FMT_NONE)
+        throw Error(what() + "unknown pixel format '" + options.pix_fmt + "'");
+      if (formats && !has_format(formats, pix)) {
+        throw Error(what() + "the " + codec_name + " encoder cannot take pixel format " +
+                    options.pix_fmt + " (it takes " + format_list(formats) + ")");
+      }
+    } else if (y4m) {
+      pix = AV_PIX_FMT_YUV444P;
+    } else if (!formats) {
+      pix = AV_PIX_FMT_RGBA;
+    } else {
+      const AVCodecDescriptor* d = avcodec_descriptor_get(codec->id);
+      // Lossless-only codecs (FFV1, not H.264, which can be either) keep RGBA as it is.
+      const bool lossless =
+          d && (d->props & AV_CODEC_PROP_LOSSLESS) && !(d->props & AV_CODEC_PROP_LOSSY);
+      const bool even = width % 2 == 0 && height % 2 == 0;
+      // 4:2:0 video keeps its planes in a lossless encoder that has them (VideoReader gives
+      // them to the devices as they are), and its depth where the encoder has 10-bit 4:2:0.
+      const AVPixelFormat source = av_get_pix_fmt(video.pixel_format.c_str());
+      const bool planes_420 =
+          video.yuv_encoding && (source == AV_PIX_FMT_YUV420P || source == AV_PIX_FMT_YUV420P10LE);
+      if (lossless && planes_420 && has_format(formats, source)) {
+        pix = source;
+      } else if (!lossless && video.bit_depth > 8 && has_format(formats, AV_PIX_FMT_YUV420P10LE) &&
+                 even) {
+        pix = AV_PIX_FMT_YUV420P10LE;
+      } else if (!lossless && has_format(formats, AV_PIX_FMT_YUV420P) && even) {
+        pix = AV_PIX_FMT_YUV420P;
+      } else if (!lossless && has_format(formats, AV_PIX_FMT_YUV444P)) {
+        pix = AV_PIX_FMT_YUV444P;
+      } else {
+        pix = avcodec_find_best_pix_fmt_of_list(formats, AV_PIX_FMT_RGBA, 1, nullptr);
+      }
+    }
+    pix_fmt_name = av_get_pix_fmt_name(pix);
+
+    // ---- the encoder ----
+    encoder.reset(avcodec_alloc_context3(codec));
+    if (!encoder) throw std::bad_alloc();
+    AVCodecContext* enc = encoder.get();
+    enc->width = width;
+    enc->height = height;
+    enc->pix_fmt = pix;
+    if (video.sample_aspect_ratio.valid())
+      enc->sample_aspect_ratio = to_av(video.sample_aspect_ratio);
+    encoder_time_base = input_time_base;
+    if (y4m) {
+      // YUV4MPEG2 states a frame rate and no timestamps: frames are numbered.
+      if (!video.frame_rate.valid()) throw Error(what() + "YUV4MPEG2 needs a frame rate");
+      encoder_time_base = av_inv_q(rate);
+      numbered = true;
+    } else if (encoder_time_base.den > 65535 && video.frame_rate.valid()) {
+      encoder_time_base = av_inv_q(rate);  // MPEG-4 part 2 and others cap the denominator
+    }
+    enc->time_base = encoder_time_base;
+    if (video.frame_rate.valid()) enc->framerate = rate;
+    if (is_yuv(pix) && !is_full_range_yuvj(pix)) {
+      // The input's matrix and range where it states them (the RGBA frames are matrix-free);
+      // otherwise what players assume: BT.709 from 720 lines, limited range.
+      const int matrix =
+          video.color_matrix.empty() ? -1 : av_color_space_from_name(video.color_matrix.c_str());
+      const bool hd = height >= 720;
+      enc->colorspace = matrix >= 0 && matrix != AVCOL_SPC_RGB ? static_cast<AVColorSpace>(matrix)
+                        : hd                                   ? AVCOL_SPC_BT709
+                                                               : AVCOL_SPC_SMPTE170M;
+      enc->color_range = video.color_range == "pc" ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
+    }
+    // The frames keep the input's primaries and transfer: the tags say so (HDR10's BT.2020 and
+    // PQ included).
+    if (!video.color_primaries.empty()) {
+      const int v = av_color_primaries_from_name(video.color_primaries.c_str());
+      if (v >= 0) enc->color_primaries = static_cast<AVColorPrimaries>(v);
+    }
+    if (!video.color_transfer.empty()) {
+      const int v = av_color_transfer_from_name(video.color_transfer.c_str());
+      if (v >= 0) enc->color_trc = static_cast<AVColorTransferCharacteristic>(v);
+    }
+    if (options.bitrate > 0) enc->bit_rate = options.bitrate;
+    if (options.crf < -1) {
+      throw Error(what() + "crf " + std::to_string(options.crf) +
+                  " is negative (lower is better quality, 0 the best)");
+    }
+    if (options.crf >= 0) {
+      const AVOption* crf = av_opt_find(enc->priv_data, "crf", nullptr, 0, 0);
+      if (!crf) {
+        throw Error(what() + "the " + codec_name + " encoder has no crf option (give a bit rate)");
+      }
+      // libx264 and libx265 declare their crf up to FLT_MAX and clamp it to 51 without a word;
+      // the VP9 and AV1 encoders take 0..63. Others: what their option declares.
+      double lo = std::max(crf->min, 0.0), hi = crf->max;
+      if (codec_name == "libx264" || codec_name == "libx264rgb" || codec_name == "libx265") {
+        hi = std::min(hi, 51.0);
+      }
+      if (codec_name == "libvpx-vp9" || codec_name == "libvpx" || codec_name == "libaom-av1" ||
+          codec_name == "libsvtav1") {
+        hi = std::min(hi, 63.0);
+      }
+      if (options.crf < lo || options.crf > hi) {
+        std::ostringstream range;
+        range << lo << ".." << hi;
+        throw Error(what() + "crf " + std::to_string(options.crf) + " is out of the " + codec_name +
+                    " encoder's range " + range.str());
+      }
+      av_opt_set_int(enc->priv_data, "crf", options.crf, 0);
+    }
+    enc->thread_count = options.threads;
+    // x265 logs to stderr itself, past FFmpeg's log (which tandem keeps quiet): errors only.
+    if (codec_name == "libx265") av_opt_set(enc->priv_data, "x265-params", "log-level=error", 0);
+    if (container->flags & AVFMT_GLOBALHEADER) enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+    int r = avcodec_open2(enc, codec, nullptr);
+    if (r < 0) {
+      throw Error(what() + "cannot open the " + codec_name + " encoder for " +
+                  std::to_string(width) + "x" + std::to_string(height) + " " + pix_fmt_name + ": " +
+                  explain(log, r));
+    }
+    own_log(enc, &log);
+
+    // ---- the container, written to a hidden file beside the output ----
+    std::string url;
+    if (to_stdout) {
+      url = "pipe:1";
+    } else {
+      const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+      temp = dir / ("." + path.stem().string() + ".tandem-" + std::to_string(::getpid()) + "-" +
+                    std::to_string(g_temp_counter++) + path.extension().string());
+      url = "file:" + temp.string();
+    }
+    r = avformat_alloc_output_context2(&out, container, nullptr, url.c_str());
+    if (r < 0 || !out) throw Error(what() + explain(log, r));
+    own_log(out, &log);
+    video_stream = avformat_new_stream(out, nullptr);
+    if (!video_stream) throw std::bad_alloc();
+    if ((r = avcodec_parameters_from_context(video_stream->codecpar, enc)) < 0) {
+      throw Error(what() + explain(log, r));
+    }
+    video_stream->time_base = encoder_time_base;
+    // HDR10's static metadata (mastering display, content light level) goes with the stream.
+    if (source && source_video >= 0) {
+      for (const AVPacketSideDataType type :
+           {AV_PKT_DATA_MASTERING_DISPLAY_METADATA, AV_PKT_DATA_CONTENT_LIGHT_LEVEL}) {
+        std::size_t size = 0;
+        const std::uint8_t* data =
+            av_stream_get_side_data(source->streams[source_video], type, &size);
+        if (!data || size == 0) continue;
+        std::uint8_t* copy = av_stream_new_side_data(video_stream, type, size);
+        if (!copy) throw std::bad_alloc();
+        std::memcpy(copy, data, size);
+      }
+    }
+    if (video.frame_rate.valid()) video_stream->avg_frame_rate = rate;
+    std::optional<std::array<std::int32_t, 9>> matrix = video.display_matrix;
+    if (!matrix && video.rotation % 360 != 0) {
+      matrix.emplace();
+      av_display_rotation_set(matrix->data(), video.rotation);  // clockwise, as the reader's
+    }
+    if (matrix) {
+      set_display_matrix(video_stream, *matrix);
+      // MP4 and MOV store it; Matroska from FFmpeg 6 on (as a projection pose); others never.
+      static const char* holders[] = {"mp4", "mov", "3gp", "3g2", "ipod", "psp", "ismv", "f4v"};
+      const bool held = std::any_of(std::begin(holders), std::end(holders),
+                                    [&](const char* h) { return container_name == h; }) ||
+                        ((container_name == "matroska" || container_name == "webm") &&
+                         LIBAVFORMAT_VERSION_MAJOR >= 60);
+      std::array<std::int32_t, 9> identity;
+      av_display_rotation_set(identity.data(), 0);
+      if (!held && *matrix != identity) {
+        left_out.push_back("the display rotation (" + std::to_string(video.rotation) +
+                           " degrees): the " + container_name + " container cannot store it");
+      }
+    }
+    if (source) {
+      av_dict_copy(&out->metadata, source->metadata, 0);
+      av_dict_set(&out->metadata, "encoder", nullptr, 0);
+      if (source_video >= 0) {
+        const AVStream* in = source->streams[source_video];
+        for (const char* key : {"language", "title", "handler_name"}) {
+          if (const AVDictionaryEntry* e = av_dict_get(in->metadata, key, nullptr, 0)) {
+            av_dict_set(&video_stream->metadata, key, e->value, 0);
+          }
+        }
+        video_stream->disposition = in->disposition;
+      }
+    }
+    for (const AVStream* in : to_copy) {
+      AVStream* st = avformat_new_stream(out, nullptr);
+      if (!st) throw std::bad_alloc();
+      if ((r = avcodec_parameters_copy(st->codecpar, in->codecpar)) < 0) {
+        throw Error(what() + explain(log, r));
+      }
+      st->codecpar->codec_tag = 0;  // the output container chooses its own tag
+      st->time_base = in->time_base;
+      st->disposition = in->disposition;
+      av_dict_copy(&st->metadata, in->metadata, 0);
+      av_dict_set(&st->metadata, "encoder", nullptr, 0);
+      copies[in->index] = Copy{st};
+    }
+
+    r = avio_open(&out->pb, url.c_str(), AVIO_FLAG_WRITE);
+    if (r < 0) {
+      log.take();
+      throw Error(what() + av_error(r));
+    }
+    own_log(out->pb, &log);
+    r = avformat_write_header(out, nullptr);
+    if (r < 0)
+      throw Error(what() + "the " + container_name +
+                  " container refused the streams: " + explain(log, r));
+    header_written = true;
+    sws = sws_getContext(width, height, AV_PIX_FMT_RGBA, width, height, pix, kSwsFlags, nullptr,
+                         nullptr, nullptr);
+    if (!sws) throw Error(what() + "cannot convert RGBA to " + pix_fmt_name);
+    encoded.format = pix;
+    if (is_yuv(pix)) {
+      encoded.matrix = sws_matrix(enc->colorspace, height);
+      encoded.full_range = is_full_range_yuvj(pix) || enc->color_range == AVCOL_RANGE_JPEG;
+      sws_setColorspaceDetails(sws, sws_getCoefficients(SWS_CS_DEFAULT), 1,
+                               sws_getCoefficients(encoded.matrix), encoded.full_range ? 1 : 0, 0,
+                               1 << 16, 1 << 16);
+    }
+  } catch (...) {
+    options.keep_partial = false;  // nothing worth keeping was written
+    abort();
+    disown_log(&log);
+    throw;
+  }
+}
+
+void VideoWriter::Impl::write_packet(AVPacket* pkt, const char* doing) {
+  const int r = av_interleaved_write_frame(out, pkt);
+  if (r < 0) throw Error(what() + doing + ": " + explain(log, r));
+}
+
+void VideoWriter::Impl::drain(bool flush) {
+  AVCodecContext* enc = encoder.get();
+  if (flush) avcodec_send_frame(enc, nullptr);
+  for (;;) {
+    const int r = avcodec_receive_packet(enc, packet.get());
+    if (r == AVERROR(EAGAIN) || r == AVERROR_EOF) return;
+    if (r < 0) throw Error(what() + "the " + codec_name + " encoder failed: " + explain(log, r));
+    av_packet_rescale_ts(packet.get(), encoder_time_base, video_stream->time_base);
+    packet->stream_index = video_stream->index;
+    write_packet(packet.get(), "writing a video packet failed");
+  }
+}
+
+void VideoWriter::Impl::write(const Frame& frame, std::int64_t pts) {
+  if (closed) throw Error(what() + "the writer is closed");
+  if (!is_video_format(frame.format()) || frame.width() != width || frame.height() != height) {
+    throw Error(what() + "frames must be rgba8, yuv420p or yuv420p10 " + std::to_string(width) +
+                "x" + std::to_string(height) + ", not " + std::string(to_string(frame.format())) +
+                " " + std::to_string(frame.width()) + "x" + std::to_string(frame.height()));
+  }
+  if (last_pts != AV_NOPTS_VALUE && pts <= last_pts) {
+    throw Error(what() + "frame timestamps must increase (" + std::to_string(pts) + " after " +
+                std::to_string(last_pts) + ")");
+  }
+  LogScope scope(&log);
+  std::int64_t t =
+      numbered ? frames : av_rescale_q(pts - shift, input_time_base, encoder_time_base);
+  if (last_encoder_pts != AV_NOPTS_VALUE && t <= last_encoder_pts) {
+    throw Error(what() + "two frames fall on one tick of the time base " +
+                std::to_string(encoder_time_base.num) + "/" +
+                std::to_string(encoder_time_base.den));
+  }
+  int r = av_frame_make_writable(picture.get());
+  if (!picture->data[0] || r < 0) {
+    av_frame_unref(picture.get());
+    picture->format = encoder->pix_fmt;
+    picture->width = width;
+    picture->height = height;
+    if ((r = av_frame_get_buffer(picture.get(), 0)) < 0) throw std::bad_alloc();
+  }
+  if (is_planar(frame.format())) {
+    write_planes(frame);
+  } else {
+    const std::uint8_t* src[4] = {frame.row(0), nullptr, nullptr, nullptr};
+    const int src_stride[4] = {static_cast<int>(frame.pitch()), 0, 0, 0};
+    sws_scale(sws, src, src_stride, 0, height, picture->data, picture->linesize);
+  }
+  picture->pts = t;
+  picture->color_range = encoder->color_range;
+  picture->colorspace = encoder->colorspace;
+  picture->color_primaries = encoder->color_primaries;
+  picture->color_trc = encoder->color_trc;
+  r = avcodec_send_frame(encoder.get(), picture.get());
+  if (r < 0) throw Error(what() + "the " + codec_name + " encoder failed: " + explain(log, r));
+  drain(false);
+  last_pts = pts;
+  last_encoder_pts = t;
+  ++frames;
+}
+
+// A frame of a plane format into the encoder's picture: its planes as they are when the encoder
+// takes its samples in the frame's encoding; otherwise converted from it into the encoder's
+// format and colours.
+void VideoWriter::Impl::write_planes(const Frame& frame) {
+  const YuvEncoding& e = frame.yuv_encoding();
+  const ScalerSide from{av_format(frame.format()), sws_matrix(e.matrix), e.full_range};
+  const bool as_they_are = same_samples(encoded.format, frame.format()) &&
+                           encoded.matrix == from.matrix && encoded.full_range == from.full_range;
+  if (as_they_are) {
+    copy_planes(frame, *picture);
+    return;
+  }
+  // The frame's rows are stored by row pairs, with no one pitch per plane that swscale could read.
+  allocate_picture(planes.get(), from.format, width, height);
+  copy_planes(frame, *planes);
+  if (!from_planes.scale(width, height, from, planes->data, planes->linesize, encoded,
+                         picture->data, picture->linesize)) {
+    throw Error(what() + "cannot convert " + std::string(to_string(frame.format())) + " to " +
+                pix_fmt_name);
+  }
+}
+
+void VideoWriter::Impl::write(StreamPacket p) {
+  if (closed) throw Error(what() + "the writer is closed");
+  auto it = copies.find(p.stream());
+  if (it == copies.end() || !p.get()) return;
+  LogScope scope(&log);
+  AVPacket* pkt = p.get();
+  if (shift != 0) {
+    const std::int64_t by = av_rescale_q(shift, input_time_base, to_av(p.time_base()));
+    if (pkt->pts != AV_NOPTS_VALUE) pkt->pts -= by;
+    if (pkt->dts != AV_NOPTS_VALUE) pkt->dts -= by;
+  }
+  av_packet_rescale_ts(pkt, to_av(p.time_base()), it->second.stream->time_base);
+  pkt->stream_index = it->second.stream->index;
+  pkt->pos = -1;
+  write_packet(pkt, "copying a packet failed");
+}
+
+// Ends the file: `keep` finishes it (encoder flushed, trailer) and renames it into place;
+// otherwise the temporary file is removed. Throws when keeping fails (and then removes it).
+void VideoWriter::Impl::close_file(bool keep) {
+  if (closed) return;
+  closed = true;
+  std::error_code ec;
+  try {
+    if (keep && header_written) {
+      drain(true);
+      int r = av_write_trailer(out);
+      if (r < 0) throw Error(what() + "writing the trailer failed: " + explain(log, r));
+      if (out->pb && out->pb->error < 0) throw Error(what() + av_error(out->pb->error));
+      r = avio_closep(&out->pb);  // the pipe protocol leaves standard output open
+      if (r < 0) throw Error(what() + av_error(r));
+      if (!to_stdout) {
+        fs::rename(temp, path, ec);
+        if (ec) throw Error(what() + ec.message());
+      }
+    }
+  } catch (...) {
+    release();
+    if (!temp.empty()) fs::remove(temp, ec);
+    throw;
+  }
+  release();
+  if (!keep && !temp.empty()) fs::remove(temp, ec);
+}
+
+void VideoWriter::Impl::release() {
+  if (out) {
+    if (out->pb) avio_closep(&out->pb);
+    avformat_free_context(out);
+    out = nullptr;
+  }
+  encoder.reset();
+  sws_freeContext(sws);
+  sws = nullptr;
+}
+
+void VideoWriter::Impl::finish() {
+  if (closed) throw Error(what() + "the writer is closed");
+  LogScope scope(&log);
+  close_file(true);
+}
+
+void VideoWriter::Impl::abort() noexcept {
+  if (closed) return;
+  LogScope scope(&log);
+  try {
+    close_file(options.keep_partial && !to_stdout);
+  } catch (...) {
+    // abort() never throws; close_file removed what it could not finish.
+  }
+}
+
+VideoWriter::VideoWriter(const fs::path& path, const VideoInfo& video, VideoWriterOptions options)
+    : impl_(std::make_unique<Impl>(path, video, nullptr, nullptr, -1, std::move(options))) {}
+
+VideoWriter::VideoWriter(const fs::path& path, const VideoReader& source,
+                         VideoWriterOptions options) {
+  const VideoReader::Impl& in = *source.impl_;
+  if (options.copy_streams && !in.streams.empty() && !in.options.keep_packets) {
+    throw Error("cannot write '" + path.string() + "': copying the streams of '" + in.name +
+                "' needs its reader opened with keep_packets");
+  }
+  impl_ = std::make_unique<Impl>(path, in.info, in.format.get(), &in.streams, in.video,
+                                 std::move(options));
+  if (in.options.start > 0) impl_->shift = in.start_pts - in.origin;
+}
+
+VideoWriter::~VideoWriter() = default;
+void VideoWriter::write(const Frame& frame, std::int64_t pts) {
+  impl_->write(frame, pts);
+}
+void VideoWriter::write(std::vector<StreamPacket> packets) {
+  for (auto& p : packets) impl_->write(std::move(p));
+}
+void VideoWriter::write(StreamPacket packet) {
+  impl_->write(std::move(packet));
+}
+void VideoWriter::finish() {
+  impl_->finish();
+}
+void VideoWriter::abort() noexcept {
+  impl_->abort();
+}
+const std::string& VideoWriter::codec() const {
+  return impl_->codec_name;
+}
+const std::string& VideoWriter::pixel_format() const {
+  return impl_->pix_fmt_name;
+}
+int VideoWriter::bit_depth() const {
+  const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(av_get_pix_fmt(impl_->pix_fmt_name.c_str()));
+  return d ? d->comp[0].depth : 8;
+}
+std::int64_t VideoWriter::frames_written() const {
+  return impl_->frames;
+}
+const std::vector<std::string>& VideoWriter::left_out() const {
+  return impl_->left_out;
+}
+
+bool is_video_path(const fs::path& path) {
+  if (path == "-") return true;
+  static const char* known[] = {".mp4", ".m4v",  ".mov", ".mkv", ".webm", ".avi",
+                                ".y4m", ".nut",  ".mxf", ".ts",  ".m2ts", ".mts",
+                                ".mpg", ".mpeg", ".flv", ".ogv", ".wmv",  ".3gp"};
+  const std::string ext = lower(path.extension().string());
+  return std::any_of(std::begin(known), std::end(known), [&](const char* k) { return ext == k; });
+}
+
+}  // namespace tandem
