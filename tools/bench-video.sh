@@ -3,7 +3,8 @@
 # libx264 encode), on this machine. Usage: tools/bench-video.sh [BUILD_DIR] [ROUNDS]
 # Prints the date, machine and load, each tool's wall time per round (the rounds alternate so that
 # both see the same load) and their medians, tandem's time per stage from its --report, and
-# ffmpeg's decode-only and decode+encode times, which bound what any filter can gain.
+# ffmpeg's decode-only and decode+encode times, which bound what any filter can gain, and both
+# tools' decode+filter times without an encoder.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -47,4 +48,5 @@ echo "bounds (ffmpeg, one run each):"
 echo "  decode only: $(seconds ffmpeg -y -v error -i "$work/in.mp4" -f null -) s"
 echo "  decode + libx264 encode, no filter: $(seconds ffmpeg -y -v error -i "$work/in.mp4" "${x264[@]}" -an "$work/enc.mp4") s"
 echo "  decode + ffmpeg's filters, no encode: $(seconds ffmpeg -y -v error -i "$work/in.mp4" -vf gblur=sigma=2,eq=saturation=1.3 -f null -) s"
+echo "  decode + tandem's filters, no encode (raw YUV4MPEG2 planes to /dev/null): $(seconds "$build/tandem" -i "$work/in.mp4" -o - --pix-fmt yuv420p -f "$graph") s"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
