@@ -275,6 +275,14 @@ if "$tandem" --help | grep -q -- "--codec" && command -v ffmpeg >/dev/null; then
   audio=$(ffprobe -v error -select_streams a -show_entries stream=index -of csv=p=0 "$work/out/an.mkv" | wc -l)
   [ "$audio" -eq 0 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --an left $audio audio streams"; }
   frames 50 "$work/out/an.mkv"
+  # --streams copies the streams named by their index in the input (FFmpeg's -map 0:N).
+  ffmpeg -loglevel error -f lavfi -i testsrc=size=64x48:rate=25 -f lavfi -i sine=frequency=440:sample_rate=44100 \
+    -f lavfi -i sine=frequency=880:sample_rate=22050 -map 0 -map 1 -map 2 -t 1 -c:v ffv1 -c:a pcm_s16le "$work/two.mkv"
+  expect_ok "--streams" -i "$work/two.mkv" -o "$work/out/one.mkv" -f saturation --streams 2
+  rates=$(ffprobe -v error -select_streams a -show_entries stream=sample_rate -of csv=p=0 "$work/out/one.mkv" | tr '\n' ' ')
+  [ "$rates" = "22050 " ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --streams 2 gave audio '$rates'"; }
+  expect_error "--streams of a stream the input lacks" "the input has no stream #7 to copy besides its video (it has 1 (audio pcm_s16le), 2 (audio pcm_s16le))" "$work/out/x.mkv" -- -i "$work/two.mkv" -o "$work/out/x.mkv" -f saturation --streams 7
+  expect_error "--streams with --no-copy" "--no-copy excludes --streams" "$work/out/x.mkv" -- -i "$work/two.mkv" -o "$work/out/x.mkv" -f saturation --streams 1 --no-copy
   expect_error "crf above the encoder's range" "crf 60 is out of the libx264 encoder's range 0..51" "$work/out/x.mkv" -- -i "$work/in.mkv" -o "$work/out/x.mkv" -f saturation --crf 60
   expect_error "negative crf" "crf -5 is negative" "$work/out/x.mkv" -- -i "$work/in.mkv" -o "$work/out/x.mkv" -f saturation --crf -5
   # Ctrl-C, kill and a closed terminal: nothing left at the output, or with --keep-partial a

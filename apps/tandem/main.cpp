@@ -87,6 +87,7 @@ struct RunOptions {
   bool keep_partial = false;
   bool no_copy = false;
   bool no_audio = false, no_subtitles = false, no_data = false;
+  std::vector<int> streams;
 };
 
 // Ctrl-C, SIGTERM (kill, timeout) and SIGHUP (a closed terminal) stop a run cleanly: the frames
@@ -376,6 +377,7 @@ int run_video(const RunOptions& o, tandem::AtomicFile* report) {
   wo.no_audio = o.no_audio;
   wo.no_subtitles = o.no_subtitles;
   wo.no_data = o.no_data;
+  wo.streams = o.streams;
   tandem::VideoWriter writer(o.output, reader, wo);
   for (const auto& what : writer.left_out()) {
     std::fprintf(stderr, "tandem: not written: %s\n", what.c_str());
@@ -582,12 +584,19 @@ int main(int argc, char** argv) {
   app.add_option("--progress", o.progress,
                  "auto (a bar on a terminal), json (one line per update on stderr) or none")
       ->capture_default_str()->group(video);
-  app.add_flag("--no-copy", o.no_copy, "Write the video alone: leave audio, subtitles and data out")
-      ->group(video);
+  auto* no_copy = app.add_flag("--no-copy", o.no_copy,
+                               "Write the video alone: leave audio, subtitles and data out")
+                      ->group(video);
   app.add_flag("--an", o.no_audio, "Leave the audio streams out (FFmpeg's -an)")->group(video);
   app.add_flag("--sn", o.no_subtitles, "Leave the subtitle streams out (FFmpeg's -sn)")
       ->group(video);
   app.add_flag("--dn", o.no_data, "Leave the data streams out (FFmpeg's -dn)")->group(video);
+  app.add_option("--streams", o.streams,
+                 "Copy only these streams besides the video, by their index in the input "
+                 "(FFmpeg's -map 0:N), e.g. --streams 2,3")
+      ->delimiter(',')
+      ->excludes(no_copy)
+      ->group(video);
   app.add_flag("--keep-partial", o.keep_partial,
                "On Ctrl-C or an error, keep what was written as a playable file")->group(video);
 #endif

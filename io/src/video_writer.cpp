@@ -231,10 +231,30 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
     }
     std::vector<const AVStream*> to_copy;
     if (source && source_streams && options.copy_streams) {
+      for (int index : options.streams) {
+        const bool known = std::any_of(source_streams->begin(), source_streams->end(),
+                                       [&](const StreamInfo& si) { return si.index == index; });
+        if (known) continue;
+        std::string have;
+        for (const StreamInfo& si : *source_streams) {
+          have += (have.empty() ? "" : ", ") + std::to_string(si.index) + " (" +
+                  kind_name(si.kind == StreamKind::audio      ? AVMEDIA_TYPE_AUDIO
+                            : si.kind == StreamKind::subtitle ? AVMEDIA_TYPE_SUBTITLE
+                                                              : AVMEDIA_TYPE_DATA) +
+                  " " + si.codec + ")";
+        }
+        throw Error(what() + "the input has no stream #" + std::to_string(index) +
+                    " to copy besides its video (" +
+                    (have.empty() ? std::string("it has none") : "it has " + have) + ")");
+      }
       for (const StreamInfo& si : *source_streams) {
         if ((si.kind == StreamKind::audio && options.no_audio) ||
             (si.kind == StreamKind::subtitle && options.no_subtitles) ||
             (si.kind == StreamKind::data && options.no_data)) {
+          continue;
+        }
+        if (!options.streams.empty() && std::find(options.streams.begin(), options.streams.end(),
+                                                  si.index) == options.streams.end()) {
           continue;
         }
         const AVStream* in = source->streams[si.index];

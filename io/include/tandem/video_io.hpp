@@ -212,6 +212,10 @@ struct VideoWriterOptions {
   bool copy_streams = true;
   /// Kinds of the reader's streams left out of the copy (FFmpeg's -an, -sn, -dn).
   bool no_audio = false, no_subtitles = false, no_data = false;
+  /// The reader's streams to copy, by their index in the input file (StreamInfo::index, as
+  /// FFmpeg's -map 0:N counts); empty copies them all, less the kinds left out above. An index
+  /// that is not one of the reader's streams() (the video stream included) is an error.
+  std::vector<int> streams;
   /// Encoder threads; 0 lets FFmpeg choose.
   int threads = 0;
 };
