@@ -1,13 +1,20 @@
-// tonemap: linear light (float frames, or 8-bit sRGB linearised first) to 8-bit sRGB.
+// tonemap: linear light (float frames, or 8-bit sRGB linearised first), or an HDR video signal
+// (PQ or HLG, decoded to light first), to 8-bit sRGB.
 // Every operator first multiplies linear R, G, B by 2^exposure and clips negatives to 0; the
 // result is clamped to [0, 1] and sRGB-encoded. Alpha passes through.
 // Arguments (filters/tonemap.cpp fills them):
 //   p.s0  2^exposure
-//   p.s1  1 when the input is 8-bit sRGB (linearise), 0 for linear float input
+//   p.s1  1 when the input is 8-bit sRGB (linearise), 0 for linear float input and HDR signals
+//   p.s6  the input's transfer: 0 linear, 1 PQ, 2 HLG (decoded to nits / 203, BT.2408's
+//         reference white as 1)
+//   p.s7  1 to convert linear BT.2020 RGB to BT.709 first
 //   reinhard: p.s2 key / Lavg, p.s3 1 / white^2 (0: no white point)
 //   hable:    p.s2 1 / f(W)
 //   drago:    p.s2 Lavg / Lmax, p.s3 1 / log10(Lmax / Lavg + 1) (both 0 for a black frame),
 //             p.s4 the bias exponent log(bias) / log(0.5), p.s5 1 / Lavg
+//   bt2390:   p.s2 the PQ signal of the source's peak, p.s3 the target's (reference white) over
+//             it (maxLum), p.s4 the knee KS = 1.5 maxLum - 0.5
+//   mobius:   p.s2 a, p.s3 b, p.s4 (b^2 + 2bj + j^2) / (b - a), with j = 0.3 and the peak
 // Expressions use mad() where the host reference uses std::fma and avoid any other a*b+c, so
 // that the reference mirrors the kernel step by step.
 
@@ -106,9 +113,48 @@ inline float3 tandem_linear_to_srgb3(float3 c) {
   return rint(e * 255.0f) * (1.0f / 255.0f);
 }
 
+// ITU-R BT.2100 PQ (SMPTE ST 2084): signal 0..1 <-> display light in nits (0..10000); signals
+// outside 0..1 are clamped to it.
+inline float3 tandem_pq_to_nits3(float3 e) {
+  const float3 q = exp2(log2(clamp(e, 0.0f, 1.0f)) * (1.0f / 78.84375f));
+  const float3 ratio = fmax(q - 0.8359375f, 0.0f) / mad(-18.6875f, q, 18.8515625f);
+  return 10000.0f * exp2(log2(ratio) * (1.0f / 0.1593017578125f));
+}
+
+inline float tandem_pq_to_nits(float e) {
+  return tandem_pq_to_nits3((float3)(e)).x;
+}
+
+inline float tandem_nits_to_pq(float nits) {
+  const float y = exp2(log2(fmax(nits, 0.0f) * 1e-4f) * 0.1593017578125f);
+  return exp2(log2(mad(18.8515625f, y, 0.8359375f) / mad(18.6875f, y, 1.0f)) * 78.84375f);
+}
+
+// ITU-R BT.2100 HLG: signal 0..1 (clamped to it) to scene light (the inverse OETF), then the
+// OOTF of a 1000-nit display (system gamma 1.2, on BT.2020 luminance): display light in nits.
+inline float3 tandem_hlg_to_nits3(float3 signal) {
+  const float3 e = clamp(signal, 0.0f, 1.0f);
+  const float3 low = e * e * (1.0f / 3.0f);
+  const float3 high = (exp((e - 0.55991073f) * (1.0f / 0.17883277f)) + 0.28466892f) *
+                      (1.0f / 12.0f);
+  const float3 s = select(high, low, islessequal(e, 0.5f));
+  const float ys = mad(0.2627f, s.x, mad(0.6780f, s.y, 0.0593f * s.z));
+  return 1000.0f * exp2(log2(fmax(ys, 0.0f)) * 0.2f) * s;
+}
+
+// Linear BT.2020 RGB to BT.709 (ITU-R BT.2087).
+inline float3 tandem_bt2020_to_bt709(float3 c) {
+  return (float3)(mad(1.660491f, c.x, mad(-0.587641f, c.y, -0.072850f * c.z)),
+                  mad(-0.124550f, c.x, mad(1.132900f, c.y, -0.008349f * c.z)),
+                  mad(-0.018151f, c.x, mad(-0.100579f, c.y, 1.118730f * c.z)));
+}
+
 inline float3 tandem_tonemap_input(float4 px, float16 p) {
   float3 c = px.xyz;
   if (p.s1 != 0.0f) c = tandem_srgb_to_linear3(c);
+  if (p.s6 == 1.0f) c = tandem_pq_to_nits3(c) * (1.0f / 203.0f);
+  if (p.s6 == 2.0f) c = tandem_hlg_to_nits3(c) * (1.0f / 203.0f);
+  if (p.s7 != 0.0f) c = tandem_bt2020_to_bt709(c);
   return fmax(c * p.s0, 0.0f);
 }
 
@@ -158,6 +204,37 @@ inline float4 tandem_tonemap_drago(float4 px, float16 p) {
   const float l = lw * p.s5;
   const float ld = p.s3 * log1p(l) / log(mad(8.0f, exp2(log2(l * p.s2) * p.s4), 2.0f));
   const float ratio = lw > 0.0f ? ld / lw : 0.0f;
+  return tandem_tonemap_output(c * ratio, px.w);
+}
+
+// ITU-R BT.2390's EETF on luminance, in the PQ signal of nits: the source's range [0, peak]
+// normalised to [0, 1]; below the knee KS unchanged, above it a Hermite spline to maxLum (the
+// target's peak, here reference white, 203 nits); channels scaled by the luminance's ratio.
+inline float4 tandem_tonemap_bt2390(float4 px, float16 p) {
+  const float3 c = tandem_tonemap_input(px, p);
+  const float l = tandem_tonemap_luminance(c);
+  const float e1 = tandem_nits_to_pq(l * 203.0f) / p.s2;
+  float e2 = e1;
+  if (e1 > p.s4) {
+    const float t = (e1 - p.s4) / (1.0f - p.s4);
+    const float t2 = t * t;
+    const float h00 = mad(t2, mad(2.0f, t, -3.0f), 1.0f);
+    const float h10 = t * mad(t, t - 2.0f, 1.0f);
+    const float h01 = t2 * mad(-2.0f, t, 3.0f);
+    e2 = mad(h00, p.s4, mad(h10, 1.0f - p.s4, h01 * p.s3));
+  }
+  const float ld = tandem_pq_to_nits(fmin(e2, 1.0f) * p.s2) * (1.0f / 203.0f);
+  const float ratio = l > 0.0f ? ld / l : 0.0f;
+  return tandem_tonemap_output(c * ratio, px.w);
+}
+
+// Mobius (as FFmpeg's tonemap filter has it), on luminance: unchanged up to j = 0.3, then a
+// Mobius transform that reaches 1 at the peak; channels scaled by the luminance's ratio.
+inline float4 tandem_tonemap_mobius(float4 px, float16 p) {
+  const float3 c = tandem_tonemap_input(px, p);
+  const float l = tandem_tonemap_luminance(c);
+  const float ld = l <= 0.3f ? l : p.s4 * (l + p.s2) / (l + p.s3);
+  const float ratio = l > 0.0f ? ld / l : 0.0f;
   return tandem_tonemap_output(c * ratio, px.w);
 }
 

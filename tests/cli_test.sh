@@ -265,6 +265,14 @@ if "$tandem" --help | grep -q -- "--codec" && command -v ffmpeg >/dev/null; then
   tags=$(ffprobe -v error -select_streams v:0 -show_entries stream=color_primaries,color_transfer,color_space -of csv=p=0 "$work/out/deep.mkv")
   [ "$tags" = "bt2020nc,smpte2084,bt2020" ] && pass=$((pass + 1)) ||
     { fail=$((fail + 1)); echo "FAIL colour tags not carried: '$tags'"; }
+  # tonemap on PQ video takes its signal and primaries from the tags, and the output is tagged
+  # as what it makes: SDR sRGB in BT.709.
+  expect_ok "tonemap on PQ video" -i "$work/deep.mkv" -o "$work/out/sdr.mkv" -f "tonemap=op=bt2390"
+  grep -q "is HDR video (smpte2084): tonemap takes transfer=pq:primaries=bt2020 from its tags" "$work/stderr" &&
+    pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL tonemap did not take the PQ tags"; sed 's/^/     stderr: /' "$work/stderr"; }
+  tags=$(ffprobe -v error -select_streams v:0 -show_entries stream=color_primaries,color_transfer,color_space -of csv=p=0 "$work/out/sdr.mkv")
+  [ "$tags" = "bt709,iec61966-2-1,bt709" ] && pass=$((pass + 1)) ||
+    { fail=$((fail + 1)); echo "FAIL tone-mapped output tagged '$tags'"; }
   # x265 logs past FFmpeg's log: kept to errors, the output is tandem's summary alone.
   if ffmpeg -hide_banner -encoders 2>/dev/null | grep -q libx265; then
     expect_ok "libx265 quietly" -i "$work/in.mkv" -o "$work/out/h.mkv" -f saturation --codec libx265 --frames 5

@@ -353,6 +353,48 @@ void warn_about_depth(const tandem::VideoReader& reader, tandem::PixelFormat on_
                                  "encoder only)");
 }
 
+// tonemap on HDR video: a tonemap node that leaves its transfer, primaries or peak at the
+// default takes the input's (PQ or HLG, BT.2020, HDR10's stated peak), and says so; the frames
+// it makes are SDR sRGB in BT.709, as the output's tags then say.
+void adapt_to_hdr(tandem::Graph& graph, const tandem::VideoReader& reader,
+                  tandem::VideoWriterOptions& wo) {
+  const tandem::VideoInfo& info = reader.info();
+  const std::string transfer = info.color_transfer == "smpte2084"      ? "pq"
+                               : info.color_transfer == "arib-std-b67" ? "hlg"
+                                                                       : "";
+  bool tonemaps = false;
+  for (std::size_t n = 0; n < graph.nodes().size(); ++n) {
+    const tandem::GraphNode& node = graph.nodes()[n];
+    if (node.spec->name != "tonemap") continue;
+    tonemaps = true;
+    if (transfer.empty()) continue;
+    std::string took;
+    if (node.params.integer("transfer") == 0) {
+      graph.set_param(n, "transfer", transfer);
+      took += "transfer=" + transfer;
+    }
+    if (node.params.integer("primaries") == 0 && info.color_primaries == "bt2020") {
+      graph.set_param(n, "primaries", "bt2020");
+      took += std::string(took.empty() ? "" : ":") + "primaries=bt2020";
+    }
+    if (node.params["peak"] == 0 && info.peak_luminance > 0) {
+      const std::string peak =
+          std::to_string(static_cast<int>(std::lround(std::min(info.peak_luminance, 10000.0))));
+      graph.set_param(n, "peak", peak);
+      took += std::string(took.empty() ? "" : ":") + "peak=" + peak;
+    }
+    if (!took.empty()) {
+      std::fprintf(stderr, "tandem: '%s' is HDR video (%s): tonemap takes %s from its tags\n",
+                   reader.name().c_str(), info.color_transfer.c_str(), took.c_str());
+    }
+  }
+  if (tonemaps) {
+    wo.color_primaries = "bt709";
+    wo.color_transfer = "iec61966-2-1";
+    wo.color_matrix = "bt709";
+  }
+}
+
 int run_video(const RunOptions& o, tandem::AtomicFile* report) {
   std::error_code ec;
   if (o.output != "-" && fs::exists(o.output, ec) && !o.overwrite) {
@@ -364,10 +406,11 @@ int run_video(const RunOptions& o, tandem::AtomicFile* report) {
   tandem::VideoReader reader(o.input, ro);
   const tandem::VideoInfo& info = reader.info();
 
+  tandem::VideoWriterOptions wo;
+  adapt_to_hdr(graph, reader, wo);
   tandem::DeviceSet devices = tandem::DeviceSet::open(o.devices);
   tandem::Pipeline pipeline(devices, std::move(graph), pipeline_options(o));
 
-  tandem::VideoWriterOptions wo;
   wo.codec = o.codec;
   wo.crf = o.crf;
   wo.bitrate = o.bitrate;

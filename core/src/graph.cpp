@@ -569,6 +569,14 @@ Graph Graph::parse(std::string_view text) {
   return graph;
 }
 
+void Graph::set_param(std::size_t node, std::string_view name, std::string_view text) {
+  if (node >= nodes_.size()) {
+    throw Error("the graph has no node " + std::to_string(node) + " (it has " +
+                std::to_string(nodes_.size()) + ")");
+  }
+  nodes_[node].params.set_text(name, text);
+}
+
 int Graph::add(std::string_view name, const Params& params, std::vector<PadRef> inputs) {
   const FilterSpec& spec = find_filter(name);
   GraphNode node;

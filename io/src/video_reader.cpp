@@ -14,6 +14,7 @@
 
 extern "C" {
 #include <libavutil/display.h>
+#include <libavutil/mastering_display_metadata.h>
 #include <libavutil/pixdesc.h>
 }
 
@@ -314,6 +315,18 @@ void VideoReader::Impl::open(const fs::path& path) {
   info.yuv_encoding =
       yuv_encoding_of(static_cast<AVPixelFormat>(par->format), stored_value(par->color_space),
                       stored_value(par->color_range), info.height);
+  // HDR10's static metadata as the container states it: MaxCLL, else the mastering display's
+  // peak.
+  std::size_t size = 0;
+  if (const auto* cll = reinterpret_cast<const AVContentLightMetadata*>(
+          av_stream_get_side_data(st, AV_PKT_DATA_CONTENT_LIGHT_LEVEL, &size));
+      cll && size >= sizeof *cll && cll->MaxCLL > 0) {
+    info.peak_luminance = cll->MaxCLL;
+  } else if (const auto* mdm = reinterpret_cast<const AVMasteringDisplayMetadata*>(
+                 av_stream_get_side_data(st, AV_PKT_DATA_MASTERING_DISPLAY_METADATA, &size));
+             mdm && size >= sizeof *mdm && mdm->has_luminance && mdm->max_luminance.den > 0) {
+    info.peak_luminance = av_q2d(mdm->max_luminance);
+  }
   if (rate.num > 0 && rate.den > 0) {
     frame_step = std::max<std::int64_t>(1, av_rescale_q(1, av_inv_q(rate), time_base));
   }

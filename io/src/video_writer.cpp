@@ -347,11 +347,24 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
     }
     enc->time_base = encoder_time_base;
     if (video.frame_rate.valid()) enc->framerate = rate;
+    // The colour description: the options' where they give one (checked), else the source's.
+    auto tag = [&](const std::string& given, const std::string& source, const char* kind,
+                   int (*from_name)(const char*)) {
+      if (!given.empty() && from_name(given.c_str()) < 0) {
+        throw Error(what() + "unknown colour " + kind + " '" + given + "'");
+      }
+      return given.empty() ? source : given;
+    };
+    const std::string primaries_name = tag(options.color_primaries, video.color_primaries,
+                                           "primaries", av_color_primaries_from_name);
+    const std::string transfer_name =
+        tag(options.color_transfer, video.color_transfer, "transfer", av_color_transfer_from_name);
+    const std::string matrix_name =
+        tag(options.color_matrix, video.color_matrix, "matrix", av_color_space_from_name);
     if (is_yuv(pix) && !is_full_range_yuvj(pix)) {
       // The input's matrix and range where it states them (the RGBA frames are matrix-free);
       // otherwise what players assume: BT.709 from 720 lines, limited range.
-      const int matrix =
-          video.color_matrix.empty() ? -1 : av_color_space_from_name(video.color_matrix.c_str());
+      const int matrix = matrix_name.empty() ? -1 : av_color_space_from_name(matrix_name.c_str());
       const bool hd = height >= 720;
       enc->colorspace = matrix >= 0 && matrix != AVCOL_SPC_RGB ? static_cast<AVColorSpace>(matrix)
                         : hd                                   ? AVCOL_SPC_BT709
@@ -360,12 +373,12 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
     }
     // The frames keep the input's primaries and transfer: the tags say so (HDR10's BT.2020 and
     // PQ included).
-    if (!video.color_primaries.empty()) {
-      const int v = av_color_primaries_from_name(video.color_primaries.c_str());
+    if (!primaries_name.empty()) {
+      const int v = av_color_primaries_from_name(primaries_name.c_str());
       if (v >= 0) enc->color_primaries = static_cast<AVColorPrimaries>(v);
     }
-    if (!video.color_transfer.empty()) {
-      const int v = av_color_transfer_from_name(video.color_transfer.c_str());
+    if (!transfer_name.empty()) {
+      const int v = av_color_transfer_from_name(transfer_name.c_str());
       if (v >= 0) enc->color_trc = static_cast<AVColorTransferCharacteristic>(v);
     }
     if (options.bitrate > 0) enc->bit_rate = options.bitrate;
@@ -427,8 +440,11 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
       throw Error(what() + explain(log, r));
     }
     video_stream->time_base = encoder_time_base;
-    // HDR10's static metadata (mastering display, content light level) goes with the stream.
-    if (source && source_video >= 0) {
+    // HDR10's static metadata (mastering display, content light level) goes with the stream,
+    // while the frames are still HDR.
+    const bool hdr = options.color_transfer.empty() || options.color_transfer == "smpte2084" ||
+                     options.color_transfer == "arib-std-b67";
+    if (source && source_video >= 0 && hdr) {
       for (const AVPacketSideDataType type :
            {AV_PKT_DATA_MASTERING_DISPLAY_METADATA, AV_PKT_DATA_CONTENT_LIGHT_LEVEL}) {
         std::size_t size = 0;

@@ -40,6 +40,9 @@ class Graph {
   int add(std::string_view name, std::vector<PadRef> inputs,
           std::vector<std::pair<std::string, std::string>> options = {});
   void set_output(PadRef output) { output_ = output; }
+  /// Sets parameter `name` of node `node` from `text`, checked as parsing checks it; throws
+  /// Error for an unknown node or parameter or a value out of range.
+  void set_param(std::size_t node, std::string_view name, std::string_view text);
 
   const std::vector<GraphNode>& nodes() const { return nodes_; }
   PadRef output() const { return output_; }

@@ -96,6 +96,9 @@ struct VideoInfo {
   std::string color_transfer;   ///< "bt709", "smpte2084" (PQ), "arib-std-b67" (HLG), ...
   std::string color_matrix;     ///< "bt709", "bt2020nc", "smpte170m", ...
   std::string color_range;      ///< "tv" (limited) or "pc" (full)
+  /// The brightest light of the content in nits, as HDR10's static metadata in the container
+  /// states it (MaxCLL, else the mastering display's peak); 0 when it states neither.
+  double peak_luminance = 0;
   /// How the decoder's Y'CbCr codes stand for colours, when a YuvEncoding can say it: the
   /// pixel format is a Y'CbCr one and the matrix BT.601 (smpte170m, bt470bg), BT.709, BT.2020
   /// (bt2020nc) or unstated (then BT.709 from 720 lines, else BT.601, as the RGBA conversion
@@ -212,6 +215,10 @@ struct VideoWriterOptions {
   bool copy_streams = true;
   /// Kinds of the reader's streams left out of the copy (FFmpeg's -an, -sn, -dn).
   bool no_audio = false, no_subtitles = false, no_data = false;
+  /// The colour description written, in FFmpeg's names ("bt709", "iec61966-2-1", ...), where
+  /// the frames' differs from the source's (tonemap makes SDR sRGB of HDR); empty keeps the
+  /// source's. HDR10's static metadata is copied only while the transfer written is PQ or HLG.
+  std::string color_primaries, color_transfer, color_matrix;
   /// The reader's streams to copy, by their index in the input file (StreamInfo::index, as
   /// FFmpeg's -map 0:N counts); empty copies them all, less the kinds left out above. An index
   /// that is not one of the reader's streams() (the video stream included) is an error.
