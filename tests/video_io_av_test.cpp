@@ -138,18 +138,6 @@ Frame planar_frame(int width, int height, YuvEncoding encoding,
   return f;
 }
 
-// Largest difference of any sample of two yuv420p frames of one size.
-int max_plane_difference(const Frame& a, const Frame& b) {
-  int worst = 0;
-  for (int p = 0; p < 3; ++p) {
-    for (int y = 0; y < a.plane_height(p); ++y) {
-      for (int x = 0; x < a.plane_width(p); ++x)
-        worst = std::max(worst, std::abs(a.plane_row(p, y)[x] - b.plane_row(p, y)[x]));
-    }
-  }
-  return worst;
-}
-
 // Files in a directory, to check that a failed write left nothing (no temporary file either).
 std::vector<std::string> listing(const fs::path& dir) {
   std::vector<std::string> names;
@@ -469,7 +457,7 @@ TEST_F(VideoIo, PlanesRoundTripLosslessly) {
   while (reader.read(frame, pts)) {
     ASSERT_LT(n, 5);
     EXPECT_EQ(frame.yuv_encoding(), bt709);
-    EXPECT_EQ(max_plane_difference(frame, written[n]), 0) << "frame " << n;
+    EXPECT_EQ(test::max_difference(frame, written[n]), 0) << "frame " << n;
     ++n;
   }
   EXPECT_EQ(n, 5);
@@ -500,7 +488,7 @@ TEST_F(VideoIo, PlanesTakeTheStatedEncoding) {
   std::int64_t pts;
   ASSERT_TRUE(reader.read(frame, pts));
   EXPECT_EQ(frame.yuv_encoding(), bt2020_full);
-  EXPECT_EQ(max_plane_difference(frame, written), 0);  // the encoder's colours: copied as they are
+  EXPECT_EQ(test::max_difference(frame, written), 0);  // the encoder's colours: copied as they are
 
   // Motion JPEG's full-range yuvj420p, BT.601.
   const fs::path jpeg = dir_ / "jpeg.mkv";
@@ -546,7 +534,7 @@ TEST_F(VideoIo, DeeperPlanesKeepTheirEncoding) {
       }
     }
     // Rounding and dithering from 10 bits differ by a code at most.
-    EXPECT_LE(max_plane_difference(frame, expected), 1) << "frame " << n;
+    EXPECT_LE(test::max_difference(frame, expected), 1) << "frame " << n;
     ++n;
   }
   EXPECT_EQ(n, 3);

@@ -104,12 +104,18 @@ class Pipeline {
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
 
-  /// Output format for frames of `input` format; throws Error if the graph refuses it.
+  /// Output format for frames of `input` format: the graph's, or for a plane format (yuv420p,
+  /// yuv420p10) that plane format again where the graph ends in its working format (rgba8,
+  /// rgba32f). Throws Error if the graph refuses the input's working format.
   PixelFormat output_format(PixelFormat input) const;
   /// A frame whose pitch suits every device of this pipeline (use it for inputs and outputs).
   Frame make_frame(int width, int height, PixelFormat format) const;
   /// Runs the graph on `input` into `output`, which must have the input's size and
-  /// output_format(); frames of any pitch work, aligned ones without a copy.
+  /// output_format(), or a format of the same working format (a plane format for the graph's
+  /// rgba8 or rgba32f, or that working format for a plane input: the devices convert between
+  /// them, with the frames' YuvEncoding; an output of planes from planes takes the input's);
+  /// otherwise it is made anew in output_format(). Frames of any pitch work, aligned ones
+  /// without a copy.
   void process(const Frame& input, Frame& output);
 
   /// Pipelining: starts `input` -> `output` on the devices and returns a ticket without
