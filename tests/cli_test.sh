@@ -187,6 +187,16 @@ if "$tandem" --help | grep -q -- "--codec" && command -v ffmpeg >/dev/null; then
   ffmpeg -loglevel error -f lavfi -i testsrc=size=160x120:rate=25 -f lavfi -i sine=frequency=440 \
     -t 2 -c:v ffv1 -c:a pcm_s16le "$work/in.mkv"
   expect_ok "processes a video" -i "$work/in.mkv" -o "$work/out/v.mkv" -f "saturation=1.3" --codec ffv1
+  # A video on a full disk: one clear error, exit 1, nothing left there.
+  if unshare -rm bash "$work/on-full-disk" "$work/full" true >/dev/null 2>&1; then
+    "$work/tandem-on-full-disk" -i "$work/in.mkv" -o "$work/full/v.mkv" -f saturation --codec ffv1 \
+      >"$work/stdout" 2>"$work/stderr"
+    rc=$?
+    [ "$rc" -eq 1 ] && [ "$(grep -c 'tandem: error:' "$work/stderr")" -eq 1 ] &&
+      grep -q "tandem: error: cannot write '$work/full/v.mkv': .*No space left on device" "$work/stderr" &&
+      grep -qx "left:" "$work/stdout" && pass=$((pass + 1)) ||
+      { fail=$((fail + 1)); echo "FAIL video on a full disk (exit $rc)"; cat "$work/stdout" "$work/stderr" | sed 's/^/     /'; }
+  fi
   [ -s "$work/out/v.mkv" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL no video written"; }
   # frames COUNT FILE: checks the number of video frames ffprobe decodes from FILE.
   frames() {
