@@ -293,6 +293,18 @@ if "$tandem" --help | grep -q -- "--codec" && command -v ffmpeg >/dev/null; then
   audio=$(ffprobe -v error -select_streams a -show_entries stream=index -of csv=p=0 "$work/out/an.mkv" | wc -l)
   [ "$audio" -eq 0 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --an left $audio audio streams"; }
   frames 50 "$work/out/an.mkv"
+  # --audio re-encodes the audio (FFmpeg's -c:a): PCM, which MP4 cannot hold, into AAC; none
+  # leaves it out as --an does.
+  if ffmpeg -hide_banner -encoders 2>/dev/null | grep -q " aac "; then
+    expect_ok "--audio aac" -i "$work/in.mkv" -o "$work/out/aac.mp4" -f saturation --audio aac --frames 10
+    codec=$(ffprobe -v error -select_streams a -show_entries stream=codec_name -of csv=p=0 "$work/out/aac.mp4")
+    [ "$codec" = aac ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --audio aac wrote audio '$codec'"; }
+  fi
+  expect_ok "--audio none" -i "$work/in.mkv" -o "$work/out/none.mkv" -f saturation --audio none --frames 10
+  audio=$(ffprobe -v error -select_streams a -show_entries stream=index -of csv=p=0 "$work/out/none.mkv" | wc -l)
+  [ "$audio" -eq 0 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL --audio none left $audio audio streams"; }
+  expect_error "--audio with --an" "--an excludes --audio" "$work/out/x.mkv" -- -i "$work/in.mkv" -o "$work/out/x.mkv" -f saturation --audio aac --an
+  expect_error "FFmpeg's -c:a" "unknown option '-c:a': tandem's is --audio CODEC" "$work/out/x.mkv" -- -i "$work/in.mkv" -o "$work/out/x.mkv" -f saturation -c:a aac
   # --streams copies the streams named by their index in the input (FFmpeg's -map 0:N).
   ffmpeg -loglevel error -f lavfi -i testsrc=size=64x48:rate=25 -f lavfi -i sine=frequency=440:sample_rate=44100 \
     -f lavfi -i sine=frequency=880:sample_rate=22050 -map 0 -map 1 -map 2 -t 1 -c:v ffv1 -c:a pcm_s16le "$work/two.mkv"

@@ -1,12 +1,14 @@
 // Video files through FFmpeg: reading (frames, timestamps, ranges), lossless round trips with the
-// other streams copied packet for packet, YUV4MPEG2 through pipes, and every bad input or output
-// failing with one clear line and nothing left behind. Test videos are made by the ffmpeg program
-// from its lavfi sources (testsrc, sine), so the reader is checked against an independent writer.
+// other streams copied packet for packet, audio re-encoded, YUV4MPEG2 through pipes, and every bad
+// input or output failing with one clear line and nothing left behind. Test videos are made by the
+// ffmpeg program from its lavfi sources (testsrc, sine), so the reader is checked against an
+// independent writer.
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -180,6 +182,17 @@ class VideoIo : public ::testing::Test {
                " -map 0:v -map 1:a -map 2:s -t 2 -c:v ffv1 -level 3 -slicecrc 1 "
                "-c:a pcm_s16le -c:s srt -metadata:s:a language=eng " +
                quote(out)));
+    return out;
+  }
+
+  // 1 s of small testsrc at 25 fps (FFV1) with a 440 Hz sine at 44.1 kHz in stereo as PCM, the
+  // way a camera or an editor's export carries its sound.
+  fs::path audio_source() {
+    const fs::path out = dir_ / "audio-source.mkv";
+    EXPECT_TRUE(ffmpeg(
+        "-f lavfi -i testsrc=size=64x48:rate=25 -f lavfi -i sine=frequency=440:sample_rate=44100 "
+        "-map 0:v -map 1:a -t 1 -ac 2 -c:v ffv1 -c:a pcm_s16le " +
+        quote(out)));
     return out;
   }
 
@@ -369,6 +382,101 @@ TEST_F(VideoIo, DefaultLossyCodecKeepsTimestamps) {
   for (std::size_t i = 0; i < b.frames.size(); ++i) {
     EXPECT_LT(mean_difference(b.frames[i], a.frames[i]), 5.0) << "frame " << i;
   }
+}
+
+// Every frame and packet of `src` through a writer to `out`.
+void transcode(const fs::path& src, const fs::path& out, VideoWriterOptions options,
+               VideoReaderOptions read = {}) {
+  read.keep_packets = true;
+  VideoReader reader(src, read);
+  VideoWriter writer(out, reader, std::move(options));
+  Frame frame;
+  std::int64_t pts;
+  while (reader.read(frame, pts)) {
+    writer.write(frame, pts);
+    writer.write(reader.take_packets());
+  }
+  writer.write(reader.take_packets());
+  writer.finish();
+}
+
+bool has_encoder(const std::string& name) {
+  return capture(std::string(TANDEM_FFMPEG_PROGRAM) + " -hide_banner -encoders")
+             .find(" " + name + " ") != std::string::npos;
+}
+
+// The first audio stream of `file` decoded by the ffmpeg program into interleaved s16 samples.
+std::string decoded_audio(const fs::path& file) {
+  return capture(std::string(TANDEM_FFMPEG_PROGRAM) + " -nostdin -hide_banner -loglevel error -i " +
+                 quote(file) + " -map 0:a:0 -f s16le -");
+}
+
+// A field of the first audio stream as ffprobe states it, such as codec_name or start_time.
+std::string audio_field(const fs::path& file, const std::string& field) {
+  std::string v =
+      capture(ffprobe() + " -v error -select_streams a:0 -show_entries stream=" + field +
+              " -of csv=p=0 " + quote(file));
+  while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.pop_back();
+  return v;
+}
+
+TEST_F(VideoIo, AudioReencodedIntoAac) {
+  if (!has_encoder("aac")) GTEST_SKIP() << "FFmpeg has no aac encoder";
+  const fs::path src = audio_source();
+  const fs::path out = dir_ / "out" / "aac.mp4";
+  // PCM has no place in MP4: re-encoded, it is no error.
+  transcode(src, out, {.codec = "mpeg4", .audio_codec = "aac"});
+  const std::string streams = " -v error -select_streams a -show_entries stream=codec_name ";
+  EXPECT_EQ(capture(ffprobe() + streams + "-of csv=p=0 " + quote(out)), "aac\n");
+  EXPECT_EQ(audio_field(out, "sample_rate"), "44100");
+  EXPECT_EQ(audio_field(out, "channels"), "2");
+  const double frame = 1024.0 / 44100;  // one AAC frame
+  const double bytes_per_second = 44100.0 * 2 * 2;
+  const double in_seconds = decoded_audio(src).size() / bytes_per_second;
+  const double out_seconds = decoded_audio(out).size() / bytes_per_second;
+  EXPECT_NEAR(in_seconds, 1.0, 0.05);
+  EXPECT_NEAR(out_seconds, in_seconds, 0.1);
+  EXPECT_NEAR(std::stod(audio_field(out, "start_time")), std::stod(audio_field(src, "start_time")),
+              frame);
+
+  // From --start 0.5 the audio starts at 0 with the video, half a second of it.
+  const fs::path late = dir_ / "out" / "late.mp4";
+  transcode(src, late, {.codec = "mpeg4", .audio_codec = "aac"}, {.start = 0.5});
+  EXPECT_NEAR(std::stod(audio_field(late, "start_time")), 0.0, frame);
+  EXPECT_NEAR(decoded_audio(late).size() / bytes_per_second, 0.5, 0.1);
+}
+
+TEST_F(VideoIo, AudioReencodedIntoFlacLosslessly) {
+  if (!has_encoder("flac")) GTEST_SKIP() << "FFmpeg has no flac encoder";
+  const fs::path src = audio_source();
+  const fs::path out = dir_ / "out" / "flac.mkv";
+  transcode(src, out, {.codec = "ffv1", .audio_codec = "flac"});
+  EXPECT_EQ(audio_field(out, "codec_name"), "flac");
+  const std::string in = decoded_audio(src), written = decoded_audio(out);
+  EXPECT_EQ(in.size(), 44100u * 2 * 2);
+  EXPECT_TRUE(written == in) << written.size() << " bytes of samples, " << in.size() << " before";
+}
+
+TEST_F(VideoIo, BadAudioCodecsLeaveNothing) {
+  const fs::path src = audio_source();
+  VideoReader reader(src, {.keep_packets = true});
+  const fs::path out = dir_ / "out";
+  const auto refused = [&](const fs::path& path, const std::string& audio_codec) {
+    return error_of([&] { VideoWriter w(path, reader, {.audio_codec = audio_codec}); });
+  };
+  const std::string unknown = refused(out / "a.mkv", "nonsense");
+  EXPECT_EQ(unknown.rfind("cannot write '" + (out / "a.mkv").string() +
+                              "': no audio encoder 'nonsense' (FFmpeg has ",
+                          0),
+            0u)
+      << unknown;
+  EXPECT_EQ(refused(out / "a.mkv", "mpeg4"), "cannot write '" + (out / "a.mkv").string() +
+                                                 "': 'mpeg4' is a video encoder, not an audio one");
+  EXPECT_EQ(refused(out / "a.mp4", "pcm_s16le"),
+            "cannot write '" + (out / "a.mp4").string() +
+                "': the mp4 container cannot hold pcm_s16le audio (choose another audio codec or "
+                "container)");
+  EXPECT_TRUE(listing(out).empty());
 }
 
 TEST_F(VideoIo, OddSizeAndRotation) {

@@ -87,6 +87,7 @@ struct RunOptions {
   bool keep_partial = false;
   bool no_copy = false;
   bool no_audio = false, no_subtitles = false, no_data = false;
+  std::string audio = "copy";  // copy, none, or an encoder that re-encodes the audio
   std::vector<int> streams;
 };
 
@@ -417,7 +418,8 @@ int run_video(const RunOptions& o, tandem::AtomicFile* report) {
   wo.pix_fmt = o.pix_fmt;
   wo.keep_partial = o.keep_partial;
   wo.copy_streams = !o.no_copy;
-  wo.no_audio = o.no_audio;
+  wo.no_audio = o.no_audio || o.audio == "none";
+  if (o.audio != "none") wo.audio_codec = o.audio;
   wo.no_subtitles = o.no_subtitles;
   wo.no_data = o.no_data;
   wo.streams = o.streams;
@@ -630,7 +632,15 @@ int main(int argc, char** argv) {
   auto* no_copy = app.add_flag("--no-copy", o.no_copy,
                                "Write the video alone: leave audio, subtitles and data out")
                       ->group(video);
-  app.add_flag("--an", o.no_audio, "Leave the audio streams out (FFmpeg's -an)")->group(video);
+  auto* no_audio =
+      app.add_flag("--an", o.no_audio, "Leave the audio streams out (FFmpeg's -an)")->group(video);
+  app.add_option("--audio", o.audio,
+                 "The audio streams: copy, none, or an encoder that re-encodes them (aac, libopus, "
+                 "flac, ...; FFmpeg's -c:a)")
+      ->capture_default_str()
+      ->excludes(no_audio)
+      ->excludes(no_copy)
+      ->group(video);
   app.add_flag("--sn", o.no_subtitles, "Leave the subtitle streams out (FFmpeg's -sn)")
       ->group(video);
   app.add_flag("--dn", o.no_data, "Leave the data streams out (FFmpeg's -dn)")->group(video);
@@ -653,6 +663,11 @@ int main(int argc, char** argv) {
     for (int k = 1; k < argc; ++k) {
       const std::string arg = argv[k];
       if (arg == "--") break;
+      // FFmpeg's audio codec option has another name here, not just another dash.
+      if (arg == "-c:a" || arg == "-acodec") {
+        throw CLI::ParseError("unknown option '" + arg + "': tandem's is --audio CODEC",
+                              CLI::ExitCodes::ExtrasError);
+      }
       if (arg.size() <= 2 || arg[0] != '-' || arg[1] == '-') continue;
       if (app.get_option_no_throw("-" + arg)) {
         throw CLI::ParseError("unknown option '" + arg + "': tandem's long options take two "

@@ -1,5 +1,5 @@
-// VideoWriter: frames encoded into a file, the input's other streams copied beside them; and
-// is_video_path.
+// VideoWriter: frames encoded into a file, the input's other streams copied beside them (audio
+// re-encoded on request); and is_video_path.
 #include "tandem/video_io.hpp"
 
 #include <unistd.h>
@@ -21,6 +21,7 @@ extern "C" {
 #include <libavutil/pixdesc.h>
 }
 
+#include "audio_transcoder.hpp"
 #include "av_support.hpp"
 #include "tandem/error.hpp"
 #include "video_reader_impl.hpp"
@@ -28,6 +29,7 @@ extern "C" {
 namespace tandem {
 
 using detail::allocate_picture;
+using detail::AudioTranscoder;
 using detail::av_error;
 using detail::av_format;
 using detail::CodecFree;
@@ -119,7 +121,8 @@ struct VideoWriter::Impl {
   std::int64_t shift = 0;
   AVRational encoder_time_base{0, 1};
   struct Copy {
-    AVStream* stream;
+    AVStream* stream = nullptr;
+    std::unique_ptr<AudioTranscoder> transcoder;  // audio re-encoded (options.audio_codec)
   };
   std::unordered_map<int, Copy> copies;  // input stream index -> its copy
   bool header_written = false;
@@ -191,6 +194,11 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
     }
     const std::string container_name = container->name;
     const bool y4m = container_name == "yuv4mpegpipe";
+    // The audio encoder, checked now although only a source's audio streams use it.
+    const AVCodec* audio_codec = nullptr;
+    if (!options.audio_codec.empty() && options.audio_codec != "copy") {
+      audio_codec = detail::find_audio_encoder(options.audio_codec, container, what());
+    }
 
     // The encoder: asked for by name (encoder or codec), else the container's usual one.
     const AVCodec* codec = nullptr;
@@ -259,14 +267,14 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
         }
         const AVStream* in = source->streams[si.index];
         const AVMediaType type = in->codecpar->codec_type;
+        const bool reencoded = type == AVMEDIA_TYPE_AUDIO && audio_codec;
         // A container with no codec of this kind at all (YUV4MPEG2 has only video) leaves the
         // stream out, as ffmpeg does; one that has others but not this codec is an error.
         const AVCodecID usual = type == AVMEDIA_TYPE_AUDIO      ? container->audio_codec
                                 : type == AVMEDIA_TYPE_SUBTITLE ? container->subtitle_codec
                                                                 : container->data_codec;
-        const int q =
-            y4m ? -1
-                : avformat_query_codec(container, in->codecpar->codec_id, FF_COMPLIANCE_NORMAL);
+        const AVCodecID written = reencoded ? audio_codec->id : in->codecpar->codec_id;
+        const int q = y4m ? -1 : avformat_query_codec(container, written, FF_COMPLIANCE_NORMAL);
         const std::string stream = std::string(kind_name(type)) + " stream #" +
                                    std::to_string(si.index) + " (" +
                                    avcodec_get_name(in->codecpar->codec_id) + ")";
@@ -493,15 +501,22 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
     for (const AVStream* in : to_copy) {
       AVStream* st = avformat_new_stream(out, nullptr);
       if (!st) throw std::bad_alloc();
-      if ((r = avcodec_parameters_copy(st->codecpar, in->codecpar)) < 0) {
-        throw Error(what() + explain(log, r));
+      Copy& copy = copies[in->index];
+      copy.stream = st;
+      if (audio_codec && in->codecpar->codec_type == AVMEDIA_TYPE_AUDIO) {
+        copy.transcoder = std::make_unique<AudioTranscoder>(
+            in, audio_codec, out, st, log, what(),
+            [this](AVPacket* pkt) { write_packet(pkt, "writing an audio packet failed"); });
+      } else {
+        if ((r = avcodec_parameters_copy(st->codecpar, in->codecpar)) < 0) {
+          throw Error(what() + explain(log, r));
+        }
+        st->codecpar->codec_tag = 0;  // the output container chooses its own tag
+        st->time_base = in->time_base;
       }
-      st->codecpar->codec_tag = 0;  // the output container chooses its own tag
-      st->time_base = in->time_base;
       st->disposition = in->disposition;
       av_dict_copy(&st->metadata, in->metadata, 0);
       av_dict_set(&st->metadata, "encoder", nullptr, 0);
-      copies[in->index] = Copy{st};
     }
 
     r = avio_open(&out->pb, url.c_str(), AVIO_FLAG_WRITE);
@@ -632,6 +647,10 @@ void VideoWriter::Impl::write(StreamPacket p) {
     if (pkt->pts != AV_NOPTS_VALUE) pkt->pts -= by;
     if (pkt->dts != AV_NOPTS_VALUE) pkt->dts -= by;
   }
+  if (it->second.transcoder) {
+    it->second.transcoder->send(pkt, to_av(p.time_base()));
+    return;
+  }
   av_packet_rescale_ts(pkt, to_av(p.time_base()), it->second.stream->time_base);
   pkt->stream_index = it->second.stream->index;
   pkt->pos = -1;
@@ -647,6 +666,9 @@ void VideoWriter::Impl::close_file(bool keep) {
   try {
     if (keep && header_written) {
       drain(true);
+      for (auto& [index, copy] : copies) {
+        if (copy.transcoder) copy.transcoder->finish();
+      }
       int r = av_write_trailer(out);
       if (r < 0) throw Error(what() + "writing the trailer failed: " + explain(log, r));
       if (out->pb && out->pb->error < 0) throw Error(what() + av_error(out->pb->error));
@@ -672,6 +694,7 @@ void VideoWriter::Impl::release() {
     avformat_free_context(out);
     out = nullptr;
   }
+  copies.clear();  // the transcoders' codecs
   encoder.reset();
   sws_freeContext(sws);
   sws = nullptr;

@@ -3,7 +3,7 @@
 // video stream of a file into RGBA8 frames, or into yuv420p frames that keep the decoder's
 // Y'CbCr planes (VideoInfo::yuv_encoding says when they can), a VideoWriter encodes either into a
 // new file, and the input's other streams (audio, subtitles, data) travel from one to the other
-// packet for packet, unchanged:
+// packet for packet, unchanged, or with the audio re-encoded (VideoWriterOptions::audio_codec):
 //
 //   VideoReader reader("in.mkv", {.keep_packets = true});
 //   VideoWriter writer("out.mkv", reader, {.codec = "ffv1"});
@@ -223,6 +223,13 @@ struct VideoWriterOptions {
   /// FFmpeg's -map 0:N counts); empty copies them all, less the kinds left out above. An index
   /// that is not one of the reader's streams() (the video stream included) is an error.
   std::vector<int> streams;
+  /// What the copied audio streams become: empty or "copy" copies their packets unchanged; an
+  /// encoder or codec ("aac", "libopus", "flac", "pcm_s16le", "libmp3lame", ...) re-encodes each
+  /// (FFmpeg's -c:a), keeping its sample rate and channel layout where the encoder takes them
+  /// (else the encoder's nearest rate and number of channels) and its timestamps. An
+  /// unknown encoder, one that is not audio, or one whose codec the container cannot hold is an
+  /// error; a source codec the container cannot hold is not, since it is re-encoded.
+  std::string audio_codec;
   /// Encoder threads; 0 lets FFmpeg choose.
   int threads = 0;
 };
@@ -242,7 +249,8 @@ class VideoWriter {
               VideoWriterOptions options = {});
   /// As above with `source`'s video stream, copying its other streams (metadata, language,
   /// dispositions) when options.copy_streams; the source must keep its packets then. An audio or
-  /// subtitle stream the container cannot hold is an error (left_out() lists the rest). A source
+  /// subtitle stream the container cannot hold is an error, unless options.audio_codec re-encodes
+  /// the audio (left_out() lists the rest). A source
   /// started at T seconds (VideoReaderOptions::start) gives a file whose timestamps, frames and
   /// copied packets alike, are T seconds earlier: it starts where the input's stream started.
   VideoWriter(const std::filesystem::path& path, const VideoReader& source,
@@ -258,12 +266,14 @@ class VideoWriter {
   /// them from that encoding into the encoder's pixel format and colours, those an RGBA8 frame
   /// would get. The colour tags written do not depend on the frames.
   void write(const Frame& frame, std::int64_t pts);
-  /// Copies packets of the source's other streams unchanged (packets of streams not copied are
-  /// dropped), interleaved with the video by timestamp.
+  /// Copies packets of the source's other streams unchanged, or re-encodes audio ones with
+  /// options.audio_codec (packets of streams not copied are dropped), interleaved with the video
+  /// by timestamp.
   void write(std::vector<StreamPacket> packets);
   void write(StreamPacket packet);
 
-  /// Flushes the encoder, writes the container's trailer and renames the file into place.
+  /// Flushes the encoders (audio ones too), writes the container's trailer and renames the file
+  /// into place.
   void finish();
   /// Stops writing: removes the temporary file, or with keep_partial finishes what was written
   /// as a playable file at the output path. Never throws.
