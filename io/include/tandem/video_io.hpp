@@ -1,7 +1,7 @@
 #pragma once
 // Video files in and out of tandem frames, through FFmpeg's libraries: a VideoReader decodes the
-// video stream of a file into RGBA8 frames, or into yuv420p frames that keep the decoder's
-// Y'CbCr planes (VideoInfo::yuv_encoding says when they can), a VideoWriter encodes either into a
+// video stream of a file into RGBA8 frames, or into yuv420p / yuv420p10 frames that keep the
+// decoder's Y'CbCr planes (VideoInfo::yuv_encoding says when they can), a VideoWriter encodes either into a
 // new file, and the input's other streams (audio, subtitles, data) travel from one to the other
 // packet for packet, unchanged, or with the audio re-encoded (VideoWriterOptions::audio_codec):
 //
@@ -88,7 +88,8 @@ struct VideoInfo {
   std::string codec;         ///< "h264", "ffv1", ...
   std::string pixel_format;  ///< the decoder's, e.g. "yuv420p"
   std::string container;     ///< FFmpeg's demuxer name, e.g. "matroska,webm"
-  /// Bits per component of the decoder's pixel format (8, 10, 12). read() gives 8 whatever it is.
+  /// Bits per component of the decoder's pixel format (8, 10, 12). read() keeps 10 into
+  /// yuv420p10 frames; rgba8 and yuv420p frames have 8.
   int bit_depth = 8;
   /// The colour description the stream states, in FFmpeg's names; empty where it states none.
   /// VideoWriter writes them back (RGBA frames keep the input's primaries and transfer).
@@ -142,7 +143,7 @@ class StreamPacket {
   Rational time_base_;
 };
 
-/// Decodes the video stream of a file into RGBA8 or yuv420p frames.
+/// Decodes the video stream of a file into RGBA8, yuv420p or yuv420p10 frames.
 class VideoReader {
  public:
   /// Opens `path`, or "-" for a YUV4MPEG2 (.y4m) stream on standard input. Throws Error with one
@@ -160,10 +161,10 @@ class VideoReader {
 
   /// Decodes the next frame into `frame` and its timestamp, in info().time_base units, into
   /// `pts` (as in the file; strictly increasing, a repeated one nudged by a tick). The frame is
-  /// rgba8 or yuv420p of info()'s size (an empty one is allocated as rgba8), and may be one made
-  /// for the devices: rows are written where frame.row() and frame.plane_row() say.
-  /// RGBA8 is converted with swscale. yuv420p gets the decoder's planes as they are when they are
-  /// 8-bit 4:2:0, else resampled by swscale (deeper or other subsampled Y'CbCr keeps its
+  /// rgba8, yuv420p or yuv420p10 of info()'s size (an empty one is allocated as rgba8), and may
+  /// be one made for the devices: rows are written where frame.row() and frame.plane_row() say.
+  /// RGBA8 is converted with swscale. yuv420p and yuv420p10 get the decoder's planes as they are
+  /// when they are 4:2:0 of that depth, else resampled by swscale (deeper or other subsampled Y'CbCr keeps its
   /// encoding); its yuv_encoding() is the picture's (info().yuv_encoding, unless the stream
   /// changes it). Pictures without one (RGB, grey, other matrices) are converted as for RGBA8,
   /// then into BT.709 from 720 lines, else BT.601, limited range, as VideoWriter converts RGBA8.
@@ -234,7 +235,7 @@ struct VideoWriterOptions {
   int threads = 0;
 };
 
-/// Encodes RGBA8 or yuv420p frames into a new file whose container is named by the extension, and
+/// Encodes RGBA8, yuv420p or yuv420p10 frames into a new file whose container is named by the extension, and
 /// copies other streams' packets into it. The file is written to a hidden temporary file beside the
 /// output and renamed into place by finish(), so a failed run never leaves a half-written file.
 class VideoWriter {
@@ -260,9 +261,10 @@ class VideoWriter {
   VideoWriter(const VideoWriter&) = delete;
   VideoWriter& operator=(const VideoWriter&) = delete;
 
-  /// Encodes a frame of the video's size, rgba8 or yuv420p, with timestamp `pts` (time_base
-  /// units); pts must increase from frame to frame. A yuv420p frame's planes go to the encoder as
-  /// they are when it takes 4:2:0 in the frame's yuv_encoding(); otherwise swscale converts
+  /// Encodes a frame of the video's size, rgba8, yuv420p or yuv420p10, with timestamp `pts`
+  /// (time_base units); pts must increase from frame to frame. A plane frame's planes go to the
+  /// encoder as they are when it takes 4:2:0 of their depth (yuv420p or yuvj420p, yuv420p10le)
+  /// in the frame's yuv_encoding(); otherwise swscale converts
   /// them from that encoding into the encoder's pixel format and colours, those an RGBA8 frame
   /// would get. The colour tags written do not depend on the frames.
   void write(const Frame& frame, std::int64_t pts);
