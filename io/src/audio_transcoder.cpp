@@ -18,43 +18,6 @@ namespace tandem::detail {
 
 namespace {
 
-// What an encoder takes; null where it takes anything. FFmpeg 7.1 moved the lists behind
-// avcodec_get_supported_config.
-#define TANDEM_SUPPORTED_CONFIG (LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(61, 13, 100))
-
-#if TANDEM_SUPPORTED_CONFIG
-template <typename T>
-const T* supported(const AVCodec* codec, AVCodecConfig config) {
-  const void* list = nullptr;
-  if (avcodec_get_supported_config(nullptr, codec, config, 0, &list, nullptr) < 0) return nullptr;
-  return static_cast<const T*>(list);
-}
-#endif
-
-const AVSampleFormat* sample_formats(const AVCodec* codec) {
-#if TANDEM_SUPPORTED_CONFIG
-  return supported<AVSampleFormat>(codec, AV_CODEC_CONFIG_SAMPLE_FORMAT);
-#else
-  return codec->sample_fmts;
-#endif
-}
-
-const int* sample_rates(const AVCodec* codec) {
-#if TANDEM_SUPPORTED_CONFIG
-  return supported<int>(codec, AV_CODEC_CONFIG_SAMPLE_RATE);
-#else
-  return codec->supported_samplerates;
-#endif
-}
-
-const AVChannelLayout* channel_layouts(const AVCodec* codec) {
-#if TANDEM_SUPPORTED_CONFIG
-  return supported<AVChannelLayout>(codec, AV_CODEC_CONFIG_CHANNEL_LAYOUT);
-#else
-  return codec->ch_layouts;
-#endif
-}
-
 bool has_format(const AVSampleFormat* list, AVSampleFormat f) {
   for (; list && *list != AV_SAMPLE_FMT_NONE; ++list) {
     if (*list == f) return true;
@@ -145,7 +108,7 @@ AudioTranscoder::AudioTranscoder(const AVStream* in, const AVCodec* codec,
   AVCodecContext* enc = encoder_.get();
   // The source's sample format, else its planar or packed twin (s16 and s16p hold the same
   // samples), else the encoder's first.
-  const AVSampleFormat* formats = sample_formats(codec);
+  const AVSampleFormat* formats = encoder_sample_formats(codec);
   const AVSampleFormat source_format =
       dec->sample_fmt != AV_SAMPLE_FMT_NONE ? dec->sample_fmt : AV_SAMPLE_FMT_FLTP;
   enc->sample_fmt = source_format;
@@ -158,7 +121,7 @@ AudioTranscoder::AudioTranscoder(const AVStream* in, const AVCodec* codec,
   }
   // The source's rate, else the nearest the encoder takes (Opus: 48 kHz for 44.1 kHz).
   enc->sample_rate = dec->sample_rate;
-  if (const int* rates = sample_rates(codec); rates && *rates) {
+  if (const int* rates = encoder_sample_rates(codec); rates && *rates) {
     int nearest = *rates;
     for (; *rates; ++rates) {
       if (std::abs(*rates - dec->sample_rate) < std::abs(nearest - dec->sample_rate))
@@ -170,7 +133,8 @@ AudioTranscoder::AudioTranscoder(const AVStream* in, const AVCodec* codec,
   // before more (5.1 into an MP3 encoder becomes stereo, not mono).
   AVChannelLayout source_layout = layout_of(dec->ch_layout);
   const AVChannelLayout* layout = &source_layout;
-  if (const AVChannelLayout* layouts = channel_layouts(codec); layouts && layouts->nb_channels) {
+  if (const AVChannelLayout* layouts = encoder_channel_layouts(codec);
+      layouts && layouts->nb_channels) {
     const int channels = source_layout.nb_channels;
     const auto distance = [&](const AVChannelLayout* l) {
       return l->nb_channels <= channels ? 2 * (channels - l->nb_channels)

@@ -357,4 +357,42 @@ void set_display_matrix(AVStream* st, const std::array<std::int32_t, 9>& m) {
   std::memcpy(data, m.data(), sizeof m);
 }
 
+// FFmpeg 7.1 moved the encoders' lists behind avcodec_get_supported_config.
+#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(61, 13, 100)
+namespace {
+template <typename T>
+const T* supported(const AVCodec* codec, AVCodecConfig config) {
+  const void* list = nullptr;
+  if (avcodec_get_supported_config(nullptr, codec, config, 0, &list, nullptr) < 0) return nullptr;
+  return static_cast<const T*>(list);
+}
+}  // namespace
+
+const AVPixelFormat* encoder_pixel_formats(const AVCodec* codec) {
+  return supported<AVPixelFormat>(codec, AV_CODEC_CONFIG_PIX_FORMAT);
+}
+const AVSampleFormat* encoder_sample_formats(const AVCodec* codec) {
+  return supported<AVSampleFormat>(codec, AV_CODEC_CONFIG_SAMPLE_FORMAT);
+}
+const int* encoder_sample_rates(const AVCodec* codec) {
+  return supported<int>(codec, AV_CODEC_CONFIG_SAMPLE_RATE);
+}
+const AVChannelLayout* encoder_channel_layouts(const AVCodec* codec) {
+  return supported<AVChannelLayout>(codec, AV_CODEC_CONFIG_CHANNEL_LAYOUT);
+}
+#else
+const AVPixelFormat* encoder_pixel_formats(const AVCodec* codec) {
+  return codec->pix_fmts;
+}
+const AVSampleFormat* encoder_sample_formats(const AVCodec* codec) {
+  return codec->sample_fmts;
+}
+const int* encoder_sample_rates(const AVCodec* codec) {
+  return codec->supported_samplerates;
+}
+const AVChannelLayout* encoder_channel_layouts(const AVCodec* codec) {
+  return codec->ch_layouts;
+}
+#endif
+
 }  // namespace tandem::detail

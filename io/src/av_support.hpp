@@ -177,4 +177,11 @@ void copy_planes(const Frame& from, AVFrame& to);
 std::optional<std::array<std::int32_t, 9>> display_matrix_of(const AVStream* st);
 void set_display_matrix(AVStream* st, const std::array<std::int32_t, 9>& m);
 
+// What an encoder takes, as FFmpeg lists it (terminated as FFmpeg terminates each list); null
+// where it takes anything.
+const AVPixelFormat* encoder_pixel_formats(const AVCodec* codec);
+const AVSampleFormat* encoder_sample_formats(const AVCodec* codec);
+const int* encoder_sample_rates(const AVCodec* codec);
+const AVChannelLayout* encoder_channel_layouts(const AVCodec* codec);
+
 }  // namespace tandem::detail

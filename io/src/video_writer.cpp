@@ -35,6 +35,7 @@ using detail::av_format;
 using detail::CodecFree;
 using detail::copy_planes;
 using detail::disown_log;
+using detail::encoder_pixel_formats;
 using detail::explain;
 using detail::FramePtr;
 using detail::init_ffmpeg_log;
@@ -78,19 +79,6 @@ std::string format_list(const AVPixelFormat* list) {
     s += std::string(s.empty() ? "" : ", ") + av_get_pix_fmt_name(*list);
   }
   return s;
-}
-
-const AVPixelFormat* encoder_formats(const AVCodec* codec) {
-#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(61, 13, 100)
-  const void* list = nullptr;
-  if (avcodec_get_supported_config(nullptr, codec, AV_CODEC_CONFIG_PIX_FORMAT, 0, &list, nullptr) <
-      0) {
-    return nullptr;
-  }
-  return static_cast<const AVPixelFormat*>(list);
-#else
-  return codec->pix_fmts;
-#endif
 }
 
 std::atomic<unsigned> g_temp_counter{0};
@@ -295,7 +283,7 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
     }
 
     // The pixel format the encoder gets.
-    const AVPixelFormat* formats = encoder_formats(codec);
+    const AVPixelFormat* formats = encoder_pixel_formats(codec);
     AVPixelFormat pix = AV_PIX_FMT_NONE;
     if (!options.pix_fmt.empty()) {
       pix = av_get_pix_fmt(options.pix_fmt.c_str());
