@@ -4,6 +4,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "test_support.hpp"
+
 namespace tandem::test {
 
 bool same_arithmetic(const DeviceInfo& a, const DeviceInfo& b) {
@@ -72,14 +74,11 @@ Tolerance tolerance_within(const std::string& spec, PixelFormat format) {
   if (is_planar(want.format())) {
     // Codes: a step of the working format moves a code by one at most.
     const double allowed = tolerance.exact() ? 0.0 : std::max(1.0, tolerance.absolute);
-    const bool wide = sample_bytes(want.format()) == 2;
     for (int p = 0; p < 3; ++p) {
       for (int y = 0; y < want.plane_height(p); ++y) {
         for (int x = 0; x < want.plane_width(p); ++x) {
-          const double g = wide ? reinterpret_cast<const std::uint16_t*>(got.plane_row(p, y))[x]
-                                : got.plane_row(p, y)[x];
-          const double w = wide ? reinterpret_cast<const std::uint16_t*>(want.plane_row(p, y))[x]
-                                : want.plane_row(p, y)[x];
+          const double g = code(got, p, x, y);
+          const double w = code(want, p, x, y);
           const double d = std::abs(g - w);
           if (d <= allowed) continue;
           ++over;

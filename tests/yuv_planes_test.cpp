@@ -38,19 +38,11 @@ Weights weights(const YuvEncoding& e, int bits) {
           top};
 }
 
-int code(const Frame& f, int plane, int x, int y) {
-  const std::uint8_t* row = f.plane_row(plane, y);
-  return sample_bytes(f.format()) == 1 ? row[x] : reinterpret_cast<const std::uint16_t*>(row)[x];
-}
+using test::code;
 
+// `v` rounded to a code of 0..top.
 void set_code(Frame& f, int plane, int x, int y, double v, double top) {
-  const int c = static_cast<int>(std::clamp(std::nearbyint(v), 0.0, top));
-  std::uint8_t* row = f.plane_row(plane, y);
-  if (sample_bytes(f.format()) == 1) {
-    row[x] = static_cast<std::uint8_t>(c);
-  } else {
-    reinterpret_cast<std::uint16_t*>(row)[x] = static_cast<std::uint16_t>(c);
-  }
+  test::set_code(f, plane, x, y, static_cast<int>(std::clamp(std::nearbyint(v), 0.0, top)));
 }
 
 // R'G'B' from codes, chroma taken for both pixels of its pair and both rows of its row pair:
