@@ -9,6 +9,11 @@
 //    by up to 2 LSB at sigma 12.
 //  - rgba32f: OpenCV's rule for float images, ksize = cvRound(8 sigma + 1) | 1, with the
 //    Gaussian's float weights.
+//  - Y'CbCr planes (yuv420p, yuv420p10; works_on_planes()): each plane on its own with the 8-bit
+//    weights, Y' with sigma and the 4:2:0 chroma planes, half as wide and high, with sigma / 2,
+//    so that the blur reaches as far across the picture in every plane. An 8-bit plane gets
+//    OpenCV's GaussianBlur of it to the bit. This is not the RGB blur converted: chroma is blurred
+//    at its own resolution, and nothing is clipped to R'G'B' in between.
 // The weights and the radius are compile-time constants of the kernels, so the loops unroll.
 #include <algorithm>
 #include <cmath>
@@ -118,24 +123,44 @@ std::string integer_taps(const Taps& taps, const char* name = "TAPS") {
   return std::string(" -D") + name + "=" + list;
 }
 
+// The program options of the plane kernels for `taps` on samples of `bits`.
+std::string plane_options(const Taps& taps, int bits) {
+  return "-DRADIUS=" + std::to_string(taps.radius) + " -DPLANE_BITS=" + std::to_string(bits) +
+         integer_taps(taps, "ROW_TAPS");
+}
+
 class Gaussian final : public Filter {
  public:
   explicit Gaussian(const Params& params)
-      : rgba8_(taps_rgba8(params["sigma"])), rgba32f_(taps_rgba32f(params["sigma"])) {
+      : rgba8_(taps_rgba8(params["sigma"])),
+        rgba32f_(taps_rgba32f(params["sigma"])),
+        chroma_(taps_rgba8(params["sigma"] / 2)) {
     // Made once: the options are part of each frame's program look-up.
     const std::string rgba8 = program_options(rgba8_, PixelFormat::rgba8);
     options_rgba8_ = rgba8 + integer_taps(rgba8_, "ROW_TAPS");
     options_rgba32f_ = program_options(rgba32f_, PixelFormat::rgba32f);
     options_tiled_ = rgba8 + integer_taps(rgba8_) + " -DGAUSSIAN_VROWS=1";
+    for (int bits : {8, 10}) {
+      options_planes_[bits == 8 ? 0 : 1][0] = plane_options(rgba8_, bits);
+      options_planes_[bits == 8 ? 0 : 1][1] = plane_options(chroma_, bits);
+    }
   }
 
-  // The float kernel is the wider one; the halo does not know the pixel format.
-  int halo() const override { return std::max(rgba8_.radius, rgba32f_.radius); }
+  // The widest of the kernels; the halo does not know the pixel format. In frame rows: a chroma
+  // row of 4:2:0 spans two.
+  int halo() const override {
+    return std::max({rgba8_.radius, rgba32f_.radius, 2 * chroma_.radius});
+  }
   bool fuses_epilogue() const override { return true; }
+  bool works_on_planes() const override { return true; }
 
   void enqueue(BandContext& ctx, std::span<const DeviceImage> inputs,
                const DeviceImage& output) const override {
     const DeviceImage& in = inputs[0];
+    if (is_planar(in.format)) {
+      enqueue_planes(ctx, in, output);
+      return;
+    }
     if (ctx.schedule() == Schedule::tiles && in.format == PixelFormat::rgba8 &&
         separable::fits(ctx.device(), rgba8_.radius)) {
       enqueue_tiled(ctx, in, output);
@@ -180,10 +205,91 @@ class Gaussian final : public Filter {
     ctx.enqueue(kernel, separable::grid(ctx), separable::group(), "gaussian (tiled)");
   }
 
+  // Each plane in two launches (kernels/gaussian.cl's plane kernels), through one scratch image
+  // of the vertical sums that the planes take in turn (the queue runs in order).
+  void enqueue_planes(BandContext& ctx, const DeviceImage& in, const DeviceImage& output) const {
+    const int bits = sample_bits(in.format);
+    const int width = ctx.frame_width();
+    const int height = ctx.frame_height();
+    const int y1 = std::min(ctx.y1(), height);
+    const DeviceImage columns =
+        ctx.scratch(this, 1, PixelFormat::rgba32f, ctx.y0(), ctx.y1() - ctx.y0());
+    const int column_pitch = static_cast<int>(columns.pitch / (bits == 8 ? 2 : 4));
+    static const std::vector<std::string> kSources{"gaussian.cl"};
+    for (int plane = 0; plane < 3; ++plane) {
+      const bool chroma = plane > 0;
+      cl::Program program =
+          ctx.program(kSources, options_planes_[bits == 8 ? 0 : 1][chroma ? 1 : 0]);
+      // 4:2:0: a chroma row for each row pair, a chroma sample for each pair of pixels.
+      const int plane_width = chroma ? (width + 1) / 2 : width;
+      const int plane_height = chroma ? (height + 1) / 2 : height;
+      const int lo = chroma ? ctx.y0() / 2 : ctx.y0();
+      const int hi = chroma ? (y1 + 1) / 2 : y1;
+      const std::size_t items = static_cast<std::size_t>(plane_width + 15) / 16;
+
+      cl::Kernel vertical = ctx.kernel(program, "gaussian_plane_vertical");
+      set_image_args(vertical, 0, in);
+      vertical.setArg(3, columns.buffer);
+      vertical.setArg(4, column_pitch);
+      vertical.setArg(5, plane);
+      vertical.setArg(6, plane_height);
+      vertical.setArg(7, lo);
+      ctx.enqueue(vertical, items, static_cast<std::size_t>(hi - lo),
+                  "gaussian vertical pass on a plane");
+
+      cl::Kernel horizontal = ctx.kernel(program, "gaussian_plane_horizontal");
+      horizontal.setArg(0, columns.buffer);
+      horizontal.setArg(1, column_pitch);
+      set_image_args(horizontal, 2, output);
+      horizontal.setArg(5, plane);
+      horizontal.setArg(6, plane_width);
+      horizontal.setArg(7, lo);
+      ctx.set_epilogue_args(horizontal, 8);
+      ctx.enqueue(horizontal, items, static_cast<std::size_t>(hi - lo),
+                  "gaussian horizontal pass on a plane");
+    }
+  }
+
+  // The plane kernels' integer arithmetic, plane by plane.
+  void reference_planes(const Frame& in, Frame& output) const {
+    for (int plane = 0; plane < 3; ++plane) {
+      const Taps& taps = plane ? chroma_ : rgba8_;
+      std::vector<std::uint32_t> t;
+      for (float w : taps.weights) t.push_back(static_cast<std::uint32_t>(std::lround(w * 256)));
+      const int width = in.plane_width(plane);
+      const int height = in.plane_height(plane);
+      std::vector<std::uint32_t> columns(static_cast<std::size_t>(width) * height);
+      tbb::parallel_for(0, height, [&](int y) {
+        for (int x = 0; x < width; ++x) {
+          std::uint32_t acc = t[0] * in.sample(plane, x, y);
+          for (int k = 1; k <= taps.radius; ++k) {
+            acc += t[k] * (in.sample(plane, x, reflect101(y - k, height)) +
+                           in.sample(plane, x, reflect101(y + k, height)));
+          }
+          columns[static_cast<std::size_t>(y) * width + x] = acc;
+        }
+      });
+      tbb::parallel_for(0, height, [&](int y) {
+        const std::uint32_t* row = &columns[static_cast<std::size_t>(y) * width];
+        for (int x = 0; x < width; ++x) {
+          std::uint32_t acc = t[0] * row[x];
+          for (int k = 1; k <= taps.radius; ++k) {
+            acc += t[k] * (row[reflect101(x - k, width)] + row[reflect101(x + k, width)]);
+          }
+          output.set_sample(plane, x, y, static_cast<int>((acc + 32768) >> 16));
+        }
+      });
+    }
+  }
+
   // The kernels' arithmetic in their order: vertical, then horizontal; in each the centre, then
   // the pairs at +-k from k = 1 outwards.
   void reference(std::span<const Frame* const> inputs, Frame& output) const override {
     const Frame& in = *inputs[0];
+    if (is_planar(in.format())) {
+      reference_planes(in, output);
+      return;
+    }
     const bool u8 = in.format() == PixelFormat::rgba8;
     const Taps& taps = taps_for(in.format());
     const int width = in.width();
@@ -236,9 +342,11 @@ class Gaussian final : public Filter {
 
   Taps rgba8_;
   Taps rgba32f_;
+  Taps chroma_;  // the 4:2:0 chroma planes'
   std::string options_rgba8_;
   std::string options_rgba32f_;
   std::string options_tiled_;
+  std::string options_planes_[2][2];  // [8 or 10 bits][luma or chroma]
 };
 
 FilterSpec describe_gaussian() {

@@ -19,7 +19,21 @@ class Saturation final : public Filter {
 
   const PointwiseStage* pointwise() const override { return &stage_; }
 
+  // With BT.709's matrix, whose luma weights are the kernel's, moving R'G'B' away from Y' by
+  // `amount` leaves Y' and scales Cb and Cr by it. (R'G'B' clip to 0..1 where Cb and Cr clip to
+  // their codes, so the two ways differ where colours leave the gamut.)
+  std::optional<PlaneMap> plane_map(const YuvEncoding& encoding) const override {
+    if (encoding.matrix != YuvEncoding::Matrix::bt709) return std::nullopt;
+    return PlaneMap{.chroma_scale = amount_};
+  }
+
   void reference(std::span<const Frame* const> inputs, Frame& output) const override {
+    if (is_planar(inputs[0]->format())) {
+      const std::optional<PlaneMap> map = plane_map(inputs[0]->yuv_encoding());
+      if (!map) throw Error("saturation works on Y'CbCr planes of BT.709 only");
+      apply_plane_map(*map, *inputs[0], output);
+      return;
+    }
     const float amount = amount_;
     for_each_pixel(*inputs[0], output, [amount](Pixel px) {
       // The kernel's operations in its order, with its mad() taken as a fused multiply-add.

@@ -28,8 +28,6 @@
 //  - rows: gaussian_vertical then gaussian_horizontal through a float scratch image.
 // The last kernel stores through TANDEM_STORE4_*: a point-wise chain after the blur runs in it.
 
-__constant float kWeights[RADIUS + 1] = {WEIGHTS};
-
 // Tap loops unroll fully up to a radius where the unrolled code stops paying: past it, loop
 // overhead is small against the taps' loads, and a fully unrolled sigma 64 kernel (257 taps)
 // takes PoCL tens of seconds to build.
@@ -38,6 +36,112 @@ __constant float kWeights[RADIUS + 1] = {WEIGHTS};
 #else
 #define UNROLL_TAPS _Pragma("unroll 8")
 #endif
+
+#ifdef PLANE_BITS
+// Frames of Y'CbCr planes (yuv420p, yuv420p10), each plane blurred on its own: one program per
+// plane kind (the chroma planes of 4:2:0 take half the sigma, see filters/gaussian.cpp), launched
+// once per plane. The rows schedule's integer arithmetic on single samples: vertically 16-bit
+// sums (32-bit at 10 bits) of the taps times the samples into a scratch image, horizontally
+// 32-bit sums of those, rounded half up by 2^16: the rgba8 kernels' sums on each channel, so an
+// 8-bit plane gets OpenCV's GaussianBlur of it to the bit. Sixteen samples a work-item.
+//   PLANE_BITS  8 or 10
+//   ROW_TAPS    RADIUS + 1 integer weights (multiples of 1/256), centre first
+
+__constant uint kPlaneTaps[RADIUS + 1] = {ROW_TAPS};
+
+#if PLANE_BITS == 8
+typedef uchar sample_t;
+typedef uchar16 sample16_t;
+typedef ushort column_t;  // 255 times the taps' sum, 256, fits 16 bits
+typedef ushort16 column16_t;
+#define CONVERT_COLUMN16 convert_ushort16
+#define CONVERT_SAMPLE16 convert_uchar16
+#else
+typedef ushort sample_t;
+typedef ushort16 sample16_t;
+typedef uint column_t;
+typedef uint16 column16_t;
+#define CONVERT_COLUMN16 convert_uint16
+#define CONVERT_SAMPLE16 convert_ushort16
+#endif
+
+// Rows [y0, y0 + rows) of plane `plane` (plane_height rows) filtered vertically into dst, whose
+// row 0 is row y0.
+__kernel void gaussian_plane_vertical(const __global sample_t* restrict src, int src_first,
+                                      int src_pitch, __global column_t* restrict dst,
+                                      int dst_pitch, int plane, int plane_height, int y0) {
+  const int x = (int)get_global_id(0) * 16;
+  const int y = y0 + (int)get_global_id(1);
+  // Sums wrap past 16 bits on the way (a pair of taps before its weight), never at the end.
+#define PLANE_ROW(r)                                                                         \
+  CONVERT_COLUMN16(*(const __global sample16_t*)(src +                                      \
+                                                 tandem_plane_offset(plane, (r), src_first,  \
+                                                                     src_pitch) +            \
+                                                 x))
+  column16_t acc = (column_t)kPlaneTaps[0] * PLANE_ROW(y);
+  if (y >= RADIUS && y + RADIUS < plane_height) {
+    UNROLL_TAPS
+    for (int k = 1; k <= RADIUS; ++k) {
+      acc += (column_t)kPlaneTaps[k] * (PLANE_ROW(y - k) + PLANE_ROW(y + k));
+    }
+  } else {
+    const bool near = plane_height > RADIUS;
+    for (int k = 1; k <= RADIUS; ++k) {
+      acc += (column_t)kPlaneTaps[k] * (PLANE_ROW(tandem_reflect(y - k, plane_height, near)) +
+                                        PLANE_ROW(tandem_reflect(y + k, plane_height, near)));
+    }
+  }
+#undef PLANE_ROW
+  *(__global column16_t*)(dst + (size_t)(y - y0) * dst_pitch + x) = acc;
+}
+
+// Rows [y0, y0 + rows) of plane `plane` (plane_width samples a row) from the vertical sums in
+// src (row 0 is row y0), into dst.
+__kernel void gaussian_plane_horizontal(const __global column_t* restrict src, int src_pitch,
+                                        __global sample_t* restrict dst, int dst_first,
+                                        int dst_pitch, int plane, int plane_width,
+                                        int y0 TANDEM_EPILOGUE_PARAMS) {
+  const int x = (int)get_global_id(0) * 16;
+  const int y = y0 + (int)get_global_id(1);
+  const __global column_t* restrict row = src + (size_t)(y - y0) * src_pitch;
+  uint16 acc;
+  if (x >= RADIUS && x + 15 + RADIUS < plane_width) {
+    acc = kPlaneTaps[0] * convert_uint16(vload16(0, row + x));
+    UNROLL_TAPS
+    for (int k = 1; k <= RADIUS; ++k) {
+      acc += kPlaneTaps[k] *
+             (convert_uint16(vload16(0, row + x - k)) + convert_uint16(vload16(0, row + x + k)));
+    }
+  } else {
+    // Lanes past the width fill the row's padding; their taps reflect into the row too, so the
+    // cheap reflection holds while plane_width >= RADIUS + 16.
+    const bool near = plane_width >= RADIUS + 16;
+    uint lanes[16];
+    for (int p = 0; p < 16; ++p) {
+      uint a = kPlaneTaps[0] * row[tandem_reflect(x + p, plane_width, near)];
+      for (int k = 1; k <= RADIUS; ++k) {
+        a += kPlaneTaps[k] * (row[tandem_reflect(x + p - k, plane_width, near)] +
+                              row[tandem_reflect(x + p + k, plane_width, near)]);
+      }
+      lanes[p] = a;
+    }
+    acc = vload16(0, lanes);
+  }
+  // At most the largest code: the taps sum to 256 each way.
+  const uint16 codes = (acc + 32768u) >> 16;
+#ifdef TANDEM_EPILOGUE
+  const sample16_t out = tandem_plane_epilogue_identity(plane TANDEM_EPILOGUE_ARGS)
+                             ? CONVERT_SAMPLE16(codes)
+                             : CONVERT_SAMPLE16(tandem_codes16(tandem_plane_epilogue(
+                                   convert_float16(as_int16(codes)), plane TANDEM_EPILOGUE_ARGS)));
+#else
+  const sample16_t out = CONVERT_SAMPLE16(codes);
+#endif
+  *(__global sample16_t*)(dst + tandem_plane_offset(plane, y, dst_first, dst_pitch) + x) = out;
+}
+#else
+
+__constant float kWeights[RADIUS + 1] = {WEIGHTS};
 
 #if PIXEL_RGBA8
 typedef uchar pixel_t;
@@ -195,3 +299,5 @@ __kernel __attribute__((reqd_work_group_size(SEP_GX, SEP_GY, 1))) void gaussian_
   }
 }
 #endif
+
+#endif  // PLANE_BITS

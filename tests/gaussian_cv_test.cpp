@@ -60,6 +60,29 @@ Frame smooth_frame(int width, int height, PixelFormat format, std::uint32_t seed
   return frame;
 }
 
+// A BT.709 yuv420p frame of smooth_frame()'s ramps and noise in each plane.
+Frame smooth_planes(int width, int height, std::uint32_t seed) {
+  const Frame rgba = smooth_frame(width, height, PixelFormat::rgba8, seed);
+  Frame frame(width, height, PixelFormat::yuv420p);
+  frame.set_yuv_encoding({YuvEncoding::Matrix::bt709, false});
+  for (int plane = 0; plane < 3; ++plane) {
+    for (int y = 0; y < frame.plane_height(plane); ++y) {
+      for (int x = 0; x < frame.plane_width(plane); ++x)
+        frame.set_sample(plane, x, y, rgba.row(y)[4 * x + plane]);
+    }
+  }
+  return frame;
+}
+
+// Plane `plane` of a yuv420p frame as a one-channel image.
+cv::Mat plane_mat(const Frame& frame, int plane) {
+  cv::Mat m(frame.plane_height(plane), frame.plane_width(plane), CV_8UC1);
+  for (int y = 0; y < m.rows; ++y) {
+    std::copy_n(frame.plane_row(plane, y), m.cols, m.ptr<std::uint8_t>(y));
+  }
+  return m;
+}
+
 double max_relative_difference(const Frame& a, const Frame& b) {
   double worst = 0;
   for (int y = 0; y < a.height(); ++y) {
@@ -152,6 +175,27 @@ TEST(GaussianVsOpenCV, EightBitMatchesWithinOneLsb) {
 
 TEST(GaussianVsOpenCV, FloatMatchesWithinTolerance) {
   compare(PixelFormat::rgba32f, gaussian_graphs(), opencv_gaussian);
+}
+
+// On 8-bit Y'CbCr planes (PipelineOptions::planes), each plane is OpenCV's blur of it, the 4:2:0
+// chroma planes with half the sigma: to the bit, as on rgba8.
+TEST(GaussianVsOpenCV, EightBitPlanesMatchToTheBit) {
+  Frame input = smooth_planes(333, 271, 15);
+  for (const std::string& device : device_ids()) {
+    for (double sigma : kSigmas) {
+      char graph[64];
+      std::snprintf(graph, sizeof graph, "gaussian=sigma=%g", sigma);
+      SCOPED_TRACE(std::string(graph) + ", device " + device);
+      const Frame actual = run_graph(graph, input, device, "single");
+      ASSERT_EQ(actual.format(), PixelFormat::yuv420p);
+      for (int plane = 0; plane < 3; ++plane) {
+        const double s = plane ? sigma / 2 : sigma;
+        cv::Mat src = plane_mat(input, plane), dst;
+        cv::GaussianBlur(src, dst, cv::Size(0, 0), s, s, cv::BORDER_REFLECT_101);
+        EXPECT_EQ(cv::norm(plane_mat(actual, plane), dst, cv::NORM_INF), 0.0) << "plane " << plane;
+      }
+    }
+  }
 }
 
 TEST(BoxVsOpenCV, EightBitMatchesWithinOneLsb) {

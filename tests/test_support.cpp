@@ -41,20 +41,6 @@ std::string same_platform_pair() {
   return "";
 }
 
-int code(const Frame& f, int plane, int x, int y) {
-  const std::uint8_t* row = f.plane_row(plane, y);
-  return sample_bytes(f.format()) == 1 ? row[x] : reinterpret_cast<const std::uint16_t*>(row)[x];
-}
-
-void set_code(Frame& f, int plane, int x, int y, int code) {
-  std::uint8_t* row = f.plane_row(plane, y);
-  if (sample_bytes(f.format()) == 1) {
-    row[x] = static_cast<std::uint8_t>(code);
-  } else {
-    reinterpret_cast<std::uint16_t*>(row)[x] = static_cast<std::uint16_t>(code);
-  }
-}
-
 Frame random_frame(int width, int height, PixelFormat format, std::uint32_t seed, float scale,
                    std::size_t row_alignment) {
   Frame f(width, height, format, row_alignment);
@@ -63,7 +49,7 @@ Frame random_frame(int width, int height, PixelFormat format, std::uint32_t seed
     for (int p = 0; p < 3; ++p) {
       for (int y = 0; y < f.plane_height(p); ++y) {
         for (int x = 0; x < f.plane_width(p); ++x) {
-          set_code(f, p, x, y, static_cast<int>(rng() >> (32 - sample_bits(format))));
+          f.set_sample(p, x, y, static_cast<int>(rng() >> (32 - sample_bits(format))));
         }
       }
     }
@@ -93,7 +79,7 @@ void for_each_value(const Frame& a, const Frame& b, Fn fn) {
     for (int p = 0; p < 3; ++p) {
       for (int y = 0; y < a.plane_height(p); ++y) {
         for (int x = 0; x < a.plane_width(p); ++x)
-          fn(std::abs(code(a, p, x, y) - code(b, p, x, y)));
+          fn(std::abs(a.sample(p, x, y) - b.sample(p, x, y)));
       }
     }
     return;

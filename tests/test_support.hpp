@@ -33,10 +33,6 @@ std::string same_platform_pair();
 Frame random_frame(int width, int height, PixelFormat format, std::uint32_t seed,
                    float scale = 1.0f, std::size_t row_alignment = 256);
 
-/// The code of sample (x, y) of plane `plane` of a frame of a plane format (8 or 16 bits).
-int code(const Frame& f, int plane, int x, int y);
-void set_code(Frame& f, int plane, int x, int y, int code);
-
 /// Largest absolute difference of any channel (in 8-bit steps for rgba8, raw for float) or
 /// sample of a plane.
 double max_difference(const Frame& a, const Frame& b);

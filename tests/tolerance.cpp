@@ -77,8 +77,8 @@ Tolerance tolerance_within(const std::string& spec, PixelFormat format) {
     for (int p = 0; p < 3; ++p) {
       for (int y = 0; y < want.plane_height(p); ++y) {
         for (int x = 0; x < want.plane_width(p); ++x) {
-          const double g = code(got, p, x, y);
-          const double w = code(want, p, x, y);
+          const double g = got.sample(p, x, y);
+          const double w = want.sample(p, x, y);
           const double d = std::abs(g - w);
           if (d <= allowed) continue;
           ++over;

@@ -38,11 +38,9 @@ Weights weights(const YuvEncoding& e, int bits) {
           top};
 }
 
-using test::code;
-
 // `v` rounded to a code of 0..top.
 void set_code(Frame& f, int plane, int x, int y, double v, double top) {
-  test::set_code(f, plane, x, y, static_cast<int>(std::clamp(std::nearbyint(v), 0.0, top)));
+  f.set_sample(plane, x, y, static_cast<int>(std::clamp(std::nearbyint(v), 0.0, top)));
 }
 
 // R'G'B' from codes, chroma taken for both pixels of its pair and both rows of its row pair:
@@ -53,9 +51,9 @@ Frame reference_rgba(const Frame& yuv) {
   Frame out(yuv.width(), yuv.height(), format);
   for (int y = 0; y < yuv.height(); ++y) {
     for (int x = 0; x < yuv.width(); ++x) {
-      const double l = (code(yuv, 0, x, y) - w.y_offset) / w.y_range;
-      const double u = (code(yuv, 1, x / 2, y / 2) - w.c_offset) / w.c_range;
-      const double v = (code(yuv, 2, x / 2, y / 2) - w.c_offset) / w.c_range;
+      const double l = (yuv.sample(0, x, y) - w.y_offset) / w.y_range;
+      const double u = (yuv.sample(1, x / 2, y / 2) - w.c_offset) / w.c_range;
+      const double v = (yuv.sample(2, x / 2, y / 2) - w.c_offset) / w.c_range;
       const double rgb[3] = {
           l + 2 * (1 - w.kr) * v,
           l - 2 * w.kb * (1 - w.kb) / w.kg * u - 2 * w.kr * (1 - w.kr) / w.kg * v,

@@ -169,13 +169,11 @@ void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& o
       bound_images.emplace_back(arg, p.output);
       arg = set_image_args(fused.kernel, arg, out);
       fused.kernel.setArg(arg++, r.lo);
-      if (p.stores_planes()) {
-        fused.kernel.setArg(arg++, std::min(r.hi, height));
-        fused.kernel.setArg(arg++, width);
-      }
+      if (p.stores_planes()) fused.kernel.setArg(arg++, std::min(r.hi, height));
+      if (p.stores_planes() || p.on_planes) fused.kernel.setArg(arg++, width);
       fused.stage_arg = arg;
-      for (Filter* f : p.filters) {
-        bound_stages.push_back(stage_args(*f->pointwise()));
+      for (std::size_t s = 0; s < p.filters.size(); ++s) {
+        bound_stages.push_back(stage_args(plan_, p, s));
         fused.kernel.setArg(arg++, bound_stages.back());
       }
       fused.images = std::move(bound_images);
@@ -187,7 +185,7 @@ void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& o
       }
     }
     for (std::size_t s = 0; s < p.filters.size(); ++s) {
-      const cl_float16 now = stage_args(*p.filters[s]->pointwise());
+      const cl_float16 now = stage_args(plan_, p, s);
       if (!same_args(now, fused.stage_args[s])) {
         fused.stage_args[s] = now;
         fused.kernel.setArg(fused.stage_arg + static_cast<cl_uint>(s), now);
@@ -198,6 +196,13 @@ void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& o
     if (p.stores_planes()) {
       ctx.enqueue(kernel, items, (std::min(r.hi, height) - r.lo + 1) / 2,
                   "fused point-wise kernel storing planes");
+      continue;
+    }
+    if (p.on_planes) {
+      // 16 samples a work-item over the output's row pairs, three Y' rows' worth each.
+      const std::size_t luma = static_cast<std::size_t>(out.pitch_elements()) / 3 * 2;
+      ctx.enqueue(kernel, 3 * luma / 16, (std::min(r.hi, height) - r.lo + 1) / 2,
+                  "point-wise kernel on planes");
       continue;
     }
     if (p.stats_stage < 0) {

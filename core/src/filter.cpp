@@ -1,6 +1,9 @@
 #include "tandem/filter.hpp"
 
 #include <algorithm>
+#include <cmath>
+
+#include <tbb/parallel_for.h>
 
 #include "kernel_sources.hpp"
 #include "tandem/device.hpp"
@@ -54,6 +57,26 @@ Schedule parse_schedule(std::string_view name) {
     if (name == to_string(s)) return s;
   }
   throw Error("unknown schedule '" + std::string(name) + "': expected automatic, tiles or rows");
+}
+
+// ---- Plane maps ----
+
+void apply_plane_map(const PlaneMap& map, const Frame& input, Frame& output) {
+  const float step = static_cast<float>(1 << (sample_bits(input.format()) - 8));
+  const float top = static_cast<float>((1 << sample_bits(input.format())) - 1);
+  for (int plane = 0; plane < 3; ++plane) {
+    const bool chroma = plane > 0;
+    const float scale = chroma ? map.chroma_scale : map.luma_scale;
+    const float centre = chroma ? 128 * step : 0.0f;
+    const float moved = centre + (chroma ? map.chroma_offset : map.luma_offset) * step + 0.5f;
+    tbb::parallel_for(0, input.plane_height(plane), [&](int y) {
+      for (int x = 0; x < input.plane_width(plane); ++x) {
+        const float v =
+            std::floor((static_cast<float>(input.sample(plane, x, y)) - centre) * scale + moved);
+        output.set_sample(plane, x, y, static_cast<int>(std::clamp(v, 0.0f, top)));
+      }
+    });
+  }
 }
 
 // ---- Filter defaults ----

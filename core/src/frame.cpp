@@ -98,6 +98,20 @@ int Frame::plane_height(int plane) const {
   return plane == 0 || !is_planar(format_) ? height_ : (height_ + 1) / 2;
 }
 
+int Frame::sample(int plane, int x, int y) const {
+  const std::uint8_t* r = plane_row(plane, y);
+  return sample_bytes(format_) == 1 ? r[x] : reinterpret_cast<const std::uint16_t*>(r)[x];
+}
+
+void Frame::set_sample(int plane, int x, int y, int code) {
+  std::uint8_t* r = plane_row(plane, y);
+  if (sample_bytes(format_) == 1) {
+    r[x] = static_cast<std::uint8_t>(code);
+  } else {
+    reinterpret_cast<std::uint16_t*>(r)[x] = static_cast<std::uint16_t>(code);
+  }
+}
+
 bool Frame::wrappable(const void* data, int width, PixelFormat format, std::size_t pitch) {
   return !is_planar(format) && data &&
          reinterpret_cast<std::uintptr_t>(data) % kMinRowAlignment == 0 &&

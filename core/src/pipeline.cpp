@@ -284,7 +284,7 @@ void Pipeline::Impl::give_whole_frame(InFlight& f, std::size_t d) {
 }
 
 void Pipeline::Impl::compile(const detail::FrameFormats& frames) {
-  lowered = detail::lower(graph, frames, options.fuse);
+  lowered = detail::lower(graph, frames, options.fuse, options.planes);
   formats = frames;
   compiled = true;
   executor->replanned();
@@ -963,7 +963,9 @@ std::vector<std::string> Pipeline::passes() const {
     const auto& nodes = impl_->graph.nodes();
     for (int n : p.nodes) line += " " + nodes[n].spec->name;
     const PixelFormat in = p.input_formats.empty() ? p.format : p.input_formats.front();
-    if (p.nodes.empty() || is_planar(in) || is_planar(p.format)) {
+    if (p.on_planes) {
+      line += " (on " + std::string(to_string(p.format)) + " planes)";
+    } else if (p.nodes.empty() || is_planar(in) || is_planar(p.format)) {
       line += std::string(p.nodes.empty() ? " " : " (") + std::string(to_string(in)) + " -> " +
               std::string(to_string(p.format)) + (p.nodes.empty() ? "" : ")");
     }

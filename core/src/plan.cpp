@@ -199,7 +199,7 @@ PixelFormat default_output_format(const Graph& graph, PixelFormat input) {
   return is_planar(input) && out == working_format(input) ? input : out;
 }
 
-Plan lower(const Graph& graph, const FrameFormats& formats, bool fuse) {
+Plan lower(const Graph& graph, const FrameFormats& formats, bool fuse, bool planes) {
   const PixelFormat input = working_format(formats.input);
   const PixelFormat graph_output = graph.validate(input);
   if (formats.output != graph_output &&
@@ -207,6 +207,11 @@ Plan lower(const Graph& graph, const FrameFormats& formats, bool fuse) {
     throw Error("the graph makes " + std::string(to_string(graph_output)) + " frames from " +
                 std::string(to_string(formats.input)) + ", not " +
                 std::string(to_string(formats.output)));
+  }
+  if (planes) {
+    if (std::optional<Plan> on_planes = lower_on_planes(graph, formats, fuse)) {
+      return std::move(*on_planes);
+    }
   }
   Plan plan;
   plan.formats = formats;

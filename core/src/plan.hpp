@@ -3,8 +3,10 @@
 // is a stencil (with the point-wise chain after it as its epilogue, where the stencil can run
 // one) or a fused chain of point-wise filters; values are numbered, 0 the source frame. Frames
 // of a plane format (yuv420p) are converted as a fused chain loads them and back as the last one
-// stores: filters see the working format only.
+// stores, so that filters see the working format; or, where every filter of a chain can, the
+// graph works on the planes as they are (lower_on_planes(), plane_plan.cpp).
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +55,9 @@ struct Pass {
   PixelFormat format = PixelFormat::rgba8;
   int halo = 0;
   bool pointwise = false;
+  // Works on Y'CbCr planes as they are (lower_on_planes()): a stencil given frames of the plane
+  // format, or a chain of plane maps.
+  bool on_planes = false;
   // The stage whose input's frame statistics the pass's fused kernel gathers (-1: none).
   int stats_stage = -1;
   std::string generated;  // the fused kernel's source
@@ -64,7 +69,7 @@ struct Pass {
   bool has_epilogue() const { return !pointwise && filters.size() > 1; }
   // A fused chain storing a plane format: each work-item stores two rows (4:2:0 chroma is
   // the mean of a 2x2 block) and the kernel takes the rows and the width it ends at.
-  bool stores_planes() const { return pointwise && is_planar(format); }
+  bool stores_planes() const { return pointwise && is_planar(format) && !on_planes; }
   Filter* stats_filter() const { return stats_stage < 0 ? nullptr : filters[stats_stage]; }
 };
 
@@ -84,12 +89,23 @@ PixelFormat default_output_format(const Graph& graph, PixelFormat input);
 
 /// Lowers `graph` into passes for `formats`: a plane input is converted by the first pass, a
 /// plane output by the last (which the point-wise chain before it joins). `fuse` false keeps
-/// every filter a pass of its own (the output is the same). Throws Error when the graph refuses
-/// the input's working format or `formats.output` is neither its output format nor a plane
-/// format of it.
-Plan lower(const Graph& graph, const FrameFormats& formats, bool fuse);
+/// every filter a pass of its own (the output is the same). With `planes`, a graph that
+/// lower_on_planes() takes runs on the planes instead. Throws Error when the graph refuses the
+/// input's working format or `formats.output` is neither its output format nor a plane format
+/// of it.
+Plan lower(const Graph& graph, const FrameFormats& formats, bool fuse, bool planes = true);
+
+/// The passes of `graph` on frames of a plane format as they are, where its output is in the
+/// input's format and encoding and it is a chain of filters that work on planes: stencils that
+/// do (Filter::works_on_planes()) and point-wise filters with a plane map for the encoding.
+/// Nothing otherwise (plane_plan.cpp).
+std::optional<Plan> lower_on_planes(const Graph& graph, const FrameFormats& formats, bool fuse);
 
 /// A point-wise stage's arguments as its kernel takes them.
 cl_float16 stage_args(const PointwiseStage& stage);
+/// A plane map's arguments for codes of `format` (tandem_plane_map() in kernels/tandem.clh).
+cl_float16 plane_stage_args(const PlaneMap& map, PixelFormat format);
+/// The arguments of stage `stage` of `pass` of `plan`, whichever kind of stage it is.
+cl_float16 stage_args(const Plan& plan, const Pass& pass, std::size_t stage);
 
 }  // namespace tandem::detail

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -147,6 +148,21 @@ struct PointwiseStage {
   std::string stats_function;
 };
 
+/// A point-wise filter's arithmetic where it is one on Y'CbCr codes: each plane's codes scaled
+/// about a centre and moved, c' = (c - centre) * scale + centre + offset, rounded half up and
+/// clamped to the codes. The centre is 0 for Y' and the zero of Cb and Cr (128 at 8 bits);
+/// offsets are in 8-bit code steps (times 4 for 10-bit codes).
+struct PlaneMap {
+  float luma_scale = 1;
+  float luma_offset = 0;
+  float chroma_scale = 1;
+  float chroma_offset = 0;
+};
+
+/// `map` on every code of `input`, a frame of a plane format, into `output` (of its size and
+/// format): the host reference of plane maps, in the kernels' float arithmetic.
+void apply_plane_map(const PlaneMap& map, const Frame& input, Frame& output);
+
 /// Statistics of a whole frame, for filters that adapt to the picture (tonemap).
 struct FrameStats {
   double log_average = 0;  ///< exp(mean(ln(1e-4 + L))) of linear luminance L
@@ -173,6 +189,17 @@ class Filter {
   virtual FrameStats reference_stats(const Frame& input) const;
   /// Rows of context needed above and below each output row.
   virtual int halo() const { return 0; }
+  /// True for a stencil whose enqueue() and reference() also take frames of a plane format
+  /// (4:2:0 Y'CbCr row pairs, see Frame::plane_row()) as they are, each plane filtered on its
+  /// own, and give the same format. A graph of such filters and plane_map()s works on video's
+  /// planes without converting them to the working format (PipelineOptions::planes).
+  virtual bool works_on_planes() const { return false; }
+  /// For a point-wise filter whose arithmetic on codes of `encoding` is a PlaneMap: that map
+  /// (saturation is a chroma scale where its luma weights are the matrix's). Nothing otherwise.
+  virtual std::optional<PlaneMap> plane_map(const YuvEncoding& encoding) const {
+    (void)encoding;
+    return std::nullopt;
+  }
   /// Point-wise filters return their stage; stencils return nothing and implement enqueue().
   virtual const PointwiseStage* pointwise() const { return nullptr; }
   /// True when enqueue() runs BandContext::epilogue(): the executor may then fuse the

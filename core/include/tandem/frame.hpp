@@ -125,7 +125,8 @@ class Frame {
     return data_.get() + static_cast<std::size_t>(y) * pitch_;
   }
   /// Row `y` of plane `plane` (0 Y', 1 Cb, 2 Cr) of a plane format, `y` counted in that plane's
-  /// rows (a 4:2:0 chroma plane has (height + 1) / 2); plane_width() bytes of it are the plane's.
+  /// rows (a 4:2:0 chroma plane has (height + 1) / 2); plane_width() samples of it are the
+  /// plane's.
   std::uint8_t* plane_row(int plane, int y) {
     return const_cast<std::uint8_t*>(std::as_const(*this).plane_row(plane, y));
   }
@@ -135,6 +136,9 @@ class Frame {
   int plane_width(int plane) const;
   /// Rows of plane `plane`: the height, or (height + 1) / 2 for 4:2:0 chroma.
   int plane_height(int plane) const;
+  /// The code of sample `x` of row `y` of plane `plane` (8 or 16 bits as stored).
+  int sample(int plane, int x, int y) const;
+  void set_sample(int plane, int x, int y, int code);
 
   /// For plane formats, how the codes stand for colours (see YuvEncoding); Pipeline converts
   /// with it and gives its output frames the input's.

@@ -34,6 +34,13 @@ struct PipelineOptions {
   /// Fuse chains of point-wise filters into one kernel (false runs each as its own pass; the
   /// output is the same).
   bool fuse = true;
+  /// Let a graph work on the Y'CbCr planes of frames of a plane format as they are, where every
+  /// filter can and the output is of the input's format: gaussian blurs each plane (the 4:2:0
+  /// chroma planes with half the sigma), saturation scales Cb and Cr (BT.709 only, whose luma
+  /// weights are its own). No conversion to RGBA and back, and a third of the bytes filtered;
+  /// the pictures differ from the RGBA way's by rounding, and where colours leave the R'G'B'
+  /// gamut (which the RGBA way clips). false always converts to the working format first.
+  bool planes = true;
   /// Remember learned split ratios in the cache directory and start from them next time.
   bool persist_split = true;
   /// How stencils run on each device (Schedule::automatic: tiles on GPUs, rows elsewhere).
