@@ -354,7 +354,8 @@ FilterSpec describe_gaussian() {
       .name = "gaussian",
       .help =
           "Gaussian blur (separable, reflect-101 borders); on 8-bit frames it matches "
-          "OpenCV's GaussianBlur to the bit.",
+          "OpenCV's GaussianBlur to the bit. Works on video's Y'CbCr planes as they are (4:2:0 "
+          "chroma with half the sigma).",
       .params = {{.name = "sigma",
                   .type = ParamType::real,
                   .default_value = 1,

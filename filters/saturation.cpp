@@ -51,7 +51,9 @@ class Saturation final : public Filter {
 FilterSpec describe_saturation() {
   return {
       .name = "saturation",
-      .help = "Scales colourfulness: each channel moves away from (or towards) the pixel's luma.",
+      .help =
+          "Scales colourfulness: each channel moves away from (or towards) the pixel's luma "
+          "(Rec. 709 weights). On BT.709 video's Y'CbCr planes, it scales Cb and Cr.",
       .params = {{.name = "amount",
                   .type = ParamType::real,
                   .default_value = 1,

@@ -238,6 +238,12 @@ if "$tandem" --help | grep -q -- "--codec" && command -v ffmpeg >/dev/null; then
   said=$(grep -o 'in [0-9.]* ms$' "$work/stderr" | head -1 | cut -d' ' -f2)
   [ -n "$said" ] && jq -e --argjson said "$said" '((.wall_ms * 10 | round) / 10 - $said) | fabs < 0.06' "$work/out/v.json" >/dev/null &&
     pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL the summary's wall time ($said ms) is not the report's"; }
+  # A graph whose filters work on the planes says so in the report; --no-planes converts.
+  ffmpeg -loglevel error -f lavfi -i testsrc2=size=96x64:rate=25 -t 0.2 -c:v ffv1 -pix_fmt yuv420p "$work/yuv.mkv"
+  expect_ok "planes report" -i "$work/yuv.mkv" -o "$work/out/g.mkv" -f "gaussian=sigma=1" --report "$work/out/g.json"
+  json_ok "$work/out/g.json" '.video.filters_on_planes == true and .passes == ["stencil: gaussian (on yuv420p planes)"]' "gaussian works on the planes"
+  expect_ok "--no-planes" -i "$work/yuv.mkv" -o "$work/out/g.mkv" -y -f "gaussian=sigma=1" --no-planes --report "$work/out/g.json"
+  json_ok "$work/out/g.json" '.video.filters_on_planes == false and (.passes | length) == 3' "--no-planes converts to RGBA"
   expect_error "video report on a full disk" "cannot write '/dev/full': No space left on device" "$work/out/r.mkv" -- -i "$work/in.mkv" -o "$work/out/r.mkv" -f saturation --frames 10 --report /dev/full
   grep -q $'\r' "$work/stderr" && { fail=$((fail + 1)); echo "FAIL a progress bar was drawn on a non-terminal"; } || pass=$((pass + 1))
   expect_error "missing video" "no such file" "$work/out/x.mkv" -- -i "$work/none.mkv" -o "$work/out/x.mkv" -f saturation

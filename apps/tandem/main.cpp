@@ -74,6 +74,7 @@ struct RunOptions {
   std::uint64_t max_pixels = tandem::kDefaultMaxImagePixels;
   bool overwrite = false;
   bool no_fuse = false;
+  bool no_planes = false;
   // Video
   std::string codec;
   int crf = -1;
@@ -159,11 +160,9 @@ void print_summary(const tandem::RunReport& report, const std::string& what, dou
 nlohmann::ordered_json report_json(const RunOptions& o, const tandem::Pipeline& pipeline,
                                    double wall_ms) {
   const auto devices = nlohmann::ordered_json::parse(pipeline.report().to_json());
-  nlohmann::ordered_json j = {{"input", o.input},
-                              {"output", o.output},
-                              {"graph", o.graph},
-                              {"device_spec", o.devices},
-                              {"wall_ms", wall_ms}};
+  nlohmann::ordered_json j = {
+      {"input", o.input},         {"output", o.output},          {"graph", o.graph},
+      {"device_spec", o.devices}, {"passes", pipeline.passes()}, {"wall_ms", wall_ms}};
   for (const auto& [key, value] : devices.items()) {
     j[key == "wall_ms" ? "devices_wall_ms" : key] = value;
   }
@@ -191,6 +190,7 @@ tandem::PipelineOptions pipeline_options(const RunOptions& o) {
   tandem::PipelineOptions options;
   options.split = o.split;
   options.fuse = !o.no_fuse;
+  options.planes = !o.no_planes;
   return options;
 }
 
@@ -484,6 +484,7 @@ int run_video(const RunOptions& o, tandem::AtomicFile* report) {
                      {"wait_ms", stats.wait_ms},
                      {"encode_ms", stats.encode_ms},
                      {"device_format", std::string(tandem::to_string(stats.format))},
+                     {"filters_on_planes", pipeline.on_planes()},
                      {"frame_bytes_to_devices", stats.frame_bytes_in},
                      {"frame_bytes_from_devices", stats.frame_bytes_out}};
     finish_report(*report, json, o.output);
@@ -498,9 +499,10 @@ int run_video(const RunOptions& o, tandem::AtomicFile* report) {
                "submit %.1f ms, wait for the devices %.1f ms, encode %.1f ms\n",
                static_cast<long long>(encoded), rate, stats.decode_ms, stats.submit_ms,
                stats.wait_ms, stats.encode_ms);
-  std::fprintf(stderr, "  frames go to the devices as %s: %.2f MB each to them, %.2f MB back\n",
+  std::fprintf(stderr, "  frames go to the devices as %s: %.2f MB each to them, %.2f MB back%s\n",
                std::string(tandem::to_string(stats.format)).c_str(), stats.frame_bytes_in / 1e6,
-               stats.frame_bytes_out / 1e6);
+               stats.frame_bytes_out / 1e6,
+               pipeline.on_planes() ? "; the filters work on its planes" : "");
   return 0;
 }
 
@@ -611,6 +613,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--report", o.report, "Write a JSON run report (devices, shares, times)");
   app.add_flag("--no-fuse", o.no_fuse, "Run each point-wise filter as its own pass");
+  app.add_flag("--no-planes", o.no_planes,
+               "Convert video to RGBA for every graph, also where its filters could work on the "
+               "Y'CbCr planes as they are (gaussian, saturation under BT.709)");
   app.add_option("--cl-options", o.cl_options, "Extra OpenCL build options for every program");
   app.add_option("--max-pixels", o.max_pixels,
                  "Refuse input images of more pixels than this, before decoding them (0: no limit)")

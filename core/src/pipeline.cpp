@@ -974,6 +974,12 @@ std::vector<std::string> Pipeline::passes() const {
   return out;
 }
 
+bool Pipeline::on_planes() const {
+  std::lock_guard lock(impl_->mutex);
+  return std::any_of(impl_->passes.begin(), impl_->passes.end(),
+                     [](const Pass& p) { return p.on_planes; });
+}
+
 const Graph& Pipeline::graph() const { return impl_->graph; }
 DeviceSet& Pipeline::devices() { return impl_->devices; }
 

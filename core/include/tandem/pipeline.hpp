@@ -158,6 +158,9 @@ class Pipeline {
   /// before): one line per kernel launch chain, "point-wise: saturation tonemap" for a fused
   /// chain, "stencil: gaussian" for a filter with its own kernels.
   std::vector<std::string> passes() const;
+  /// True once the graph compiled last works on its frames' Y'CbCr planes as they are
+  /// (PipelineOptions::planes); its passes() then say "(on yuv420p planes)".
+  bool on_planes() const;
   const Graph& graph() const;
   DeviceSet& devices();
 
