@@ -123,10 +123,18 @@ std::string integer_taps(const Taps& taps, const char* name = "TAPS") {
   return std::string(" -D") + name + "=" + list;
 }
 
-// The program options of the plane kernels for `taps` on samples of `bits`.
+// The program options of the plane kernels of the rows schedule for `taps` on samples of `bits`.
 std::string plane_options(const Taps& taps, int bits) {
   return "-DRADIUS=" + std::to_string(taps.radius) + " -DPLANE_BITS=" + std::to_string(bits) +
          integer_taps(taps, "ROW_TAPS");
+}
+
+// Those of the tiles schedule: Y' with `luma`'s taps and Cb and Cr with `chroma`'s.
+std::string plane_options(const Taps& luma, const Taps& chroma, int bits) {
+  return "-DRADIUS=" + std::to_string(luma.radius) +
+         " -DCHROMA_RADIUS=" + std::to_string(chroma.radius) +
+         " -DPLANE_BITS=" + std::to_string(bits) + integer_taps(luma, "LUMA_TAPS") +
+         integer_taps(chroma, "CHROMA_TAPS");
 }
 
 class Gaussian final : public Filter {
@@ -140,9 +148,11 @@ class Gaussian final : public Filter {
     options_rgba8_ = rgba8 + integer_taps(rgba8_, "ROW_TAPS");
     options_rgba32f_ = program_options(rgba32f_, PixelFormat::rgba32f);
     options_tiled_ = rgba8 + integer_taps(rgba8_) + " -DGAUSSIAN_VROWS=1";
-    for (int bits : {8, 10}) {
-      options_planes_[bits == 8 ? 0 : 1][0] = plane_options(rgba8_, bits);
-      options_planes_[bits == 8 ? 0 : 1][1] = plane_options(chroma_, bits);
+    for (int b = 0; b < 2; ++b) {
+      const int bits = b ? 10 : 8;
+      options_planes_rows_[b][0] = plane_options(rgba8_, bits);
+      options_planes_rows_[b][1] = plane_options(chroma_, bits);
+      options_planes_tiled_[b] = plane_options(rgba8_, chroma_, bits);
     }
   }
 
@@ -205,25 +215,57 @@ class Gaussian final : public Filter {
     ctx.enqueue(kernel, separable::grid(ctx), separable::group(), "gaussian (tiled)");
   }
 
-  // Each plane in two launches (kernels/gaussian.cl's plane kernels), through one scratch image
-  // of the vertical sums that the planes take in turn (the queue runs in order).
+  // Each plane on its own, in a launch a pass (rows schedule), or all three in one (tiles),
+  // through a scratch image of the vertical sums (kernels/gaussian.cl's plane kernels; the
+  // queue runs in order, so the planes of the rows schedule take the scratch image in turn).
   void enqueue_planes(BandContext& ctx, const DeviceImage& in, const DeviceImage& output) const {
     const int bits = sample_bits(in.format);
     const int width = ctx.frame_width();
     const int height = ctx.frame_height();
+    const int y0 = ctx.y0();
     const int y1 = std::min(ctx.y1(), height);
-    const DeviceImage columns =
-        ctx.scratch(this, 1, PixelFormat::rgba32f, ctx.y0(), ctx.y1() - ctx.y0());
-    const int column_pitch = static_cast<int>(columns.pitch / (bits == 8 ? 2 : 4));
     static const std::vector<std::string> kSources{"gaussian.cl"};
+    if (ctx.schedule() == Schedule::tiles) {
+      // 4:2:0: a chroma row for each row pair, a chroma sample for each pair of pixels.
+      const int rows = (y1 - y0) + 2 * ((y1 + 1) / 2 - y0 / 2);
+      const int column_pitch = (width + 15) / 16 * 16;
+      // Rows of rgba8 pitch: at least 4 bytes a sample, rounded up to 64 bytes, 16 4-byte sums.
+      const DeviceImage columns = ctx.scratch(this, 1, PixelFormat::rgba8, y0, rows);
+      cl::Program program = ctx.program(kSources, options_planes_tiled_[bits == 8 ? 0 : 1]);
+      const std::size_t items = static_cast<std::size_t>(column_pitch / 16);
+      cl::Kernel vertical = ctx.kernel(program, "gaussian_plane_tiled_vertical");
+      set_image_args(vertical, 0, in);
+      vertical.setArg(3, columns.buffer);
+      vertical.setArg(4, column_pitch);
+      vertical.setArg(5, width);
+      vertical.setArg(6, height);
+      vertical.setArg(7, y0);
+      vertical.setArg(8, y1);
+      ctx.enqueue(vertical, items, static_cast<std::size_t>(rows),
+                  "gaussian vertical pass on planes");
+      cl::Kernel horizontal = ctx.kernel(program, "gaussian_plane_tiled_horizontal");
+      horizontal.setArg(0, columns.buffer);
+      horizontal.setArg(1, column_pitch);
+      set_image_args(horizontal, 2, output);
+      horizontal.setArg(5, width);
+      horizontal.setArg(6, height);
+      horizontal.setArg(7, y0);
+      horizontal.setArg(8, y1);
+      ctx.set_epilogue_args(horizontal, 9);
+      ctx.enqueue(horizontal, items, static_cast<std::size_t>(rows),
+                  "gaussian horizontal pass on planes");
+      return;
+    }
+    const DeviceImage columns = ctx.scratch(this, 1, PixelFormat::rgba32f, y0, ctx.y1() - ctx.y0());
+    // Pitch in sums: a row of rgba32f is 16 bytes a pixel.
+    const int column_pitch = static_cast<int>(columns.pitch / (bits == 8 ? 2 : 4));
     for (int plane = 0; plane < 3; ++plane) {
       const bool chroma = plane > 0;
       cl::Program program =
-          ctx.program(kSources, options_planes_[bits == 8 ? 0 : 1][chroma ? 1 : 0]);
-      // 4:2:0: a chroma row for each row pair, a chroma sample for each pair of pixels.
+          ctx.program(kSources, options_planes_rows_[bits == 8 ? 0 : 1][chroma ? 1 : 0]);
       const int plane_width = chroma ? (width + 1) / 2 : width;
       const int plane_height = chroma ? (height + 1) / 2 : height;
-      const int lo = chroma ? ctx.y0() / 2 : ctx.y0();
+      const int lo = chroma ? y0 / 2 : y0;
       const int hi = chroma ? (y1 + 1) / 2 : y1;
       const std::size_t items = static_cast<std::size_t>(plane_width + 15) / 16;
 
@@ -346,7 +388,8 @@ class Gaussian final : public Filter {
   std::string options_rgba8_;
   std::string options_rgba32f_;
   std::string options_tiled_;
-  std::string options_planes_[2][2];  // [8 or 10 bits][luma or chroma]
+  std::string options_planes_rows_[2][2];  // [8 or 10 bits][Y' or Cb and Cr]
+  std::string options_planes_tiled_[2];
 };
 
 FilterSpec describe_gaussian() {

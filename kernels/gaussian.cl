@@ -38,16 +38,20 @@
 #endif
 
 #ifdef PLANE_BITS
-// Frames of Y'CbCr planes (yuv420p, yuv420p10), each plane blurred on its own: one program per
-// plane kind (the chroma planes of 4:2:0 take half the sigma, see filters/gaussian.cpp), launched
-// once per plane. The rows schedule's integer arithmetic on single samples: vertically 16-bit
-// sums (32-bit at 10 bits) of the taps times the samples into a scratch image, horizontally
-// 32-bit sums of those, rounded half up by 2^16: the rgba8 kernels' sums on each channel, so an
-// 8-bit plane gets OpenCV's GaussianBlur of it to the bit. Sixteen samples a work-item.
+// Frames of Y'CbCr planes (yuv420p, yuv420p10), each plane blurred on its own, the 4:2:0 chroma
+// planes with half the sigma (filters/gaussian.cpp). The rows schedule's integer arithmetic on
+// single samples: vertically 16-bit sums (32-bit at 10 bits) of the taps times the samples into a
+// scratch image, horizontally 32-bit sums of those, rounded half up by 2^16: the rgba8 kernels'
+// sums on each channel, so an 8-bit plane gets OpenCV's GaussianBlur of it to the bit. Sixteen
+// samples a work-item. Two schedules:
+//  - rows (CPUs): a launch a plane and pass, the program built for that plane's taps:
+//      RADIUS, ROW_TAPS            taps on each side and the RADIUS + 1 integer weights
+//                                  (multiples of 1/256), centre first
+//  - tiles (GPUs): one launch a pass over the rows of all three planes (a launch a plane left
+//    the GPU waiting on six launches of a few microseconds' work), the program built with both:
+//      RADIUS, LUMA_TAPS           Y's
+//      CHROMA_RADIUS, CHROMA_TAPS  Cb's and Cr's
 //   PLANE_BITS  8 or 10
-//   ROW_TAPS    RADIUS + 1 integer weights (multiples of 1/256), centre first
-
-__constant uint kPlaneTaps[RADIUS + 1] = {ROW_TAPS};
 
 #if PLANE_BITS == 8
 typedef uchar sample_t;
@@ -64,6 +68,136 @@ typedef uint16 column16_t;
 #define CONVERT_COLUMN16 convert_uint16
 #define CONVERT_SAMPLE16 convert_ushort16
 #endif
+
+// Samples x .. x + 15 of row y of plane `plane` from their horizontal sums, through the
+// epilogue, if any.
+inline void plane_store(__global sample_t* restrict dst, int first, int pitch, int plane, int x,
+                        int y, uint16 acc TANDEM_EPILOGUE_PARAMS) {
+  // At most the largest code: the taps sum to 256 each way.
+  const uint16 codes = (acc + 32768u) >> 16;
+#ifdef TANDEM_EPILOGUE
+  const sample16_t out = tandem_plane_epilogue_identity(plane TANDEM_EPILOGUE_ARGS)
+                             ? CONVERT_SAMPLE16(codes)
+                             : CONVERT_SAMPLE16(tandem_codes16(tandem_plane_epilogue(
+                                   convert_float16(as_int16(codes)), plane TANDEM_EPILOGUE_ARGS)));
+#else
+  const sample16_t out = CONVERT_SAMPLE16(codes);
+#endif
+  *(__global sample16_t*)(dst + tandem_plane_offset(plane, y, first, pitch) + x) = out;
+}
+
+#ifdef CHROMA_RADIUS
+
+__constant uint kLumaTaps[RADIUS + 1] = {LUMA_TAPS};
+__constant uint kChromaTaps[CHROMA_RADIUS + 1] = {CHROMA_TAPS};
+
+// The plane (s0) and plane row (s1) of a launch's row r, and the plane's width (s2) and height
+// (s3), for a band of Y' rows [y0, y1) of a width x height frame.
+inline int4 plane_of_row(int r, int y0, int y1, int width, int height) {
+  const int luma_rows = y1 - y0;
+  if (r < luma_rows) return (int4)(0, y0 + r, width, height);
+  const int c0 = y0 >> 1;
+  const int chroma_rows = ((y1 + 1) >> 1) - c0;
+  r -= luma_rows;
+  return (int4)(1 + r / chroma_rows, c0 + r % chroma_rows, (width + 1) >> 1, (height + 1) >> 1);
+}
+
+// Sums wrap past 16 bits on the way (a pair of taps before its weight), never at the end.
+#define PLANE_ROW(r)                                                                      \
+  CONVERT_COLUMN16(*(const __global sample16_t*)(src +                                   \
+                                                 tandem_plane_offset(plane, (r), first,   \
+                                                                     pitch) +             \
+                                                 x))
+
+// plane_vertical_NAME(): the vertical sums of samples x .. x + 15 of row y of plane `plane`
+// (height rows); plane_horizontal_NAME(): the horizontal sums of entries x .. x + 15 of `row` of
+// vertical sums (width entries). Defined for Y' (luma) and Cb and Cr (chroma) apart, so that
+// each has its taps and radius as constants and its loops unroll.
+#define PLANE_PASSES(NAME, TAPS, R)                                                             \
+  inline column16_t plane_vertical_##NAME(const __global sample_t* restrict src, int first,   \
+                                          int pitch, int plane, int x, int y, int height) {   \
+    column16_t acc = (column_t)TAPS[0] * PLANE_ROW(y);                                       \
+    if (y >= R && y + R < height) {                                                           \
+      UNROLL_TAPS                                                                             \
+      for (int k = 1; k <= R; ++k) {                                                          \
+        acc += (column_t)TAPS[k] * (PLANE_ROW(y - k) + PLANE_ROW(y + k));                    \
+      }                                                                                       \
+    } else {                                                                                  \
+      const bool near = height > R;                                                           \
+      for (int k = 1; k <= R; ++k) {                                                          \
+        acc += (column_t)TAPS[k] * (PLANE_ROW(tandem_reflect(y - k, height, near)) +         \
+                                    PLANE_ROW(tandem_reflect(y + k, height, near)));         \
+      }                                                                                       \
+    }                                                                                         \
+    return acc;                                                                               \
+  }                                                                                           \
+                                                                                              \
+  inline uint16 plane_horizontal_##NAME(const __global column_t* restrict row, int x,         \
+                                        int width) {                                          \
+    if (x >= R && x + 15 + R < width) {                                                       \
+      uint16 acc = TAPS[0] * convert_uint16(vload16(0, row + x));                             \
+      UNROLL_TAPS                                                                             \
+      for (int k = 1; k <= R; ++k) {                                                          \
+        acc += TAPS[k] * (convert_uint16(vload16(0, row + x - k)) +                           \
+                          convert_uint16(vload16(0, row + x + k)));                           \
+      }                                                                                       \
+      return acc;                                                                             \
+    }                                                                                         \
+    /* Lanes past the width fill the row's padding; their taps reflect into the row too, so  \
+       the cheap reflection holds while width >= R + 16. */                                   \
+    const bool near = width >= R + 16;                                                        \
+    uint lanes[16];                                                                           \
+    for (int p = 0; p < 16; ++p) {                                                            \
+      uint a = TAPS[0] * row[tandem_reflect(x + p, width, near)];                             \
+      for (int k = 1; k <= R; ++k) {                                                          \
+        a += TAPS[k] * (row[tandem_reflect(x + p - k, width, near)] +                         \
+                        row[tandem_reflect(x + p + k, width, near)]);                         \
+      }                                                                                       \
+      lanes[p] = a;                                                                           \
+    }                                                                                         \
+    return vload16(0, lanes);                                                                 \
+  }
+
+PLANE_PASSES(luma, kLumaTaps, RADIUS)
+PLANE_PASSES(chroma, kChromaTaps, CHROMA_RADIUS)
+#undef PLANE_PASSES
+#undef PLANE_ROW
+
+// The tiles schedule (GPUs): two launches a band, each over the rows of all three planes, where a
+// launch a plane left the GPU waiting on six launches of a few microseconds' work.
+// The band's rows of every plane filtered vertically: launch row r into row r of dst.
+__kernel void gaussian_plane_tiled_vertical(const __global sample_t* restrict src, int src_first,
+                                      int src_pitch, __global column_t* restrict dst,
+                                      int dst_pitch, int width, int height, int y0, int y1) {
+  const int x = (int)get_global_id(0) * 16;
+  const int r = (int)get_global_id(1);
+  const int4 at = plane_of_row(r, y0, y1, width, height);
+  if (x >= at.s2) return;
+  const column16_t acc =
+      at.s0 ? plane_vertical_chroma(src, src_first, src_pitch, at.s0, x, at.s1, at.s3)
+            : plane_vertical_luma(src, src_first, src_pitch, 0, x, at.s1, at.s3);
+  *(__global column16_t*)(dst + (size_t)r * dst_pitch + x) = acc;
+}
+
+// The same rows from the vertical sums in src into dst, through the epilogue, if any.
+__kernel void gaussian_plane_tiled_horizontal(const __global column_t* restrict src, int src_pitch,
+                                        __global sample_t* restrict dst, int dst_first,
+                                        int dst_pitch, int width, int height, int y0,
+                                        int y1 TANDEM_EPILOGUE_PARAMS) {
+  const int x = (int)get_global_id(0) * 16;
+  const int r = (int)get_global_id(1);
+  const int4 at = plane_of_row(r, y0, y1, width, height);
+  if (x >= at.s2) return;
+  const __global column_t* restrict row = src + (size_t)r * src_pitch;
+  const uint16 acc =
+      at.s0 ? plane_horizontal_chroma(row, x, at.s2) : plane_horizontal_luma(row, x, at.s2);
+  plane_store(dst, dst_first, dst_pitch, at.s0, x, at.s1, acc TANDEM_EPILOGUE_ARGS);
+}
+
+
+#else  // the rows schedule
+
+__constant uint kPlaneTaps[RADIUS + 1] = {ROW_TAPS};
 
 // Rows [y0, y0 + rows) of plane `plane` (plane_height rows) filtered vertically into dst, whose
 // row 0 is row y0.
@@ -127,18 +261,11 @@ __kernel void gaussian_plane_horizontal(const __global column_t* restrict src, i
     }
     acc = vload16(0, lanes);
   }
-  // At most the largest code: the taps sum to 256 each way.
-  const uint16 codes = (acc + 32768u) >> 16;
-#ifdef TANDEM_EPILOGUE
-  const sample16_t out = tandem_plane_epilogue_identity(plane TANDEM_EPILOGUE_ARGS)
-                             ? CONVERT_SAMPLE16(codes)
-                             : CONVERT_SAMPLE16(tandem_codes16(tandem_plane_epilogue(
-                                   convert_float16(as_int16(codes)), plane TANDEM_EPILOGUE_ARGS)));
-#else
-  const sample16_t out = CONVERT_SAMPLE16(codes);
-#endif
-  *(__global sample16_t*)(dst + tandem_plane_offset(plane, y, dst_first, dst_pitch) + x) = out;
+  plane_store(dst, dst_first, dst_pitch, plane, x, y, acc TANDEM_EPILOGUE_ARGS);
 }
+
+#endif  // CHROMA_RADIUS
+
 #else
 
 __constant float kWeights[RADIUS + 1] = {WEIGHTS};

@@ -53,11 +53,17 @@ TEST_P(PlanesFiltersTest, GaussianBlursEachPlaneAsItsReference) {
       input.set_yuv_encoding(kBt709);
       for (const std::string graph :
            {"gaussian=sigma=0.7", "gaussian=sigma=2", "gaussian=sigma=4.5"}) {
-        SCOPED_TRACE(graph + " " + std::to_string(size.width) + "x" + std::to_string(size.height) +
-                     " " + std::string(to_string(format)));
-        const Frame got = test::run_graph(graph, input, GetParam());
-        ASSERT_EQ(got.format(), format);
-        EXPECT_EQ(test::max_difference(got, reference_of(graph, input)), 0.0);
+        const Frame want = reference_of(graph, input);
+        for (Schedule schedule : test::kForcedSchedules) {
+          SCOPED_TRACE(graph + " " + std::to_string(size.width) + "x" +
+                       std::to_string(size.height) + " " + std::string(to_string(format)) + " " +
+                       std::string(to_string(schedule)));
+          PipelineOptions options;
+          options.schedule = schedule;
+          const Frame got = test::run_graph(graph, input, GetParam(), options);
+          ASSERT_EQ(got.format(), format);
+          EXPECT_EQ(test::max_difference(got, want), 0.0);
+        }
       }
     }
   }
@@ -96,6 +102,7 @@ TEST_P(PlanesFiltersTest, SaturationScalesCbAndCrAndLeavesYAlone) {
   EXPECT_EQ(got.sample(2, 0, 0), 72);
 }
 
+// Fused equals unfused, and the tiles schedule the rows schedule, to the code.
 TEST_P(PlanesFiltersTest, ChainsEqualTheirStepsAndFusedEqualsUnfused) {
   const std::string graph = "gaussian=sigma=2,saturation=1.3,saturation=0.7,gaussian=sigma=1";
   for (PixelFormat format : kPlaneFormats) {
@@ -106,6 +113,9 @@ TEST_P(PlanesFiltersTest, ChainsEqualTheirStepsAndFusedEqualsUnfused) {
     PipelineOptions unfused;
     unfused.fuse = false;
     EXPECT_EQ(test::max_difference(fused, test::run_graph(graph, input, GetParam(), unfused)), 0.0);
+    PipelineOptions tiles;
+    tiles.schedule = Schedule::tiles;
+    EXPECT_EQ(test::max_difference(fused, test::run_graph(graph, input, GetParam(), tiles)), 0.0);
     // Each saturation may land a code on the other side of a half (see above), and a blur
     // after it spreads that over its neighbours by less than a code.
     const Frame want = reference_of(graph, input);
