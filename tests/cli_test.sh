@@ -289,6 +289,10 @@ if "$tandem" --help | grep -q -- "--codec" && command -v ffmpeg >/dev/null; then
   tags=$(ffprobe -v error -select_streams v:0 -show_entries stream=color_primaries,color_transfer,color_space -of csv=p=0 "$work/out/sdr.mkv")
   [ "$tags" = "bt709,iec61966-2-1,bt709" ] && pass=$((pass + 1)) ||
     { fail=$((fail + 1)); echo "FAIL tone-mapped output tagged '$tags'"; }
+  # ... and 8-bit 4:2:0 by default, as SDR players take it, without a warning about the depth.
+  [ "$(ffprobe -v error -show_entries stream=pix_fmt -of csv=p=0 "$work/out/sdr.mkv")" = yuv420p ] &&
+    ! grep -q "warning" "$work/stderr" && pass=$((pass + 1)) ||
+    { fail=$((fail + 1)); echo "FAIL tone-mapped output is not 8-bit 4:2:0 without a word"; sed 's/^/     stderr: /' "$work/stderr"; }
   # x265 logs past FFmpeg's log: kept to errors, the output is tandem's summary alone.
   if ffmpeg -hide_banner -encoders 2>/dev/null | grep -q libx265; then
     expect_ok "libx265 quietly" -i "$work/in.mkv" -o "$work/out/h.mkv" -f saturation --codec libx265 --frames 5

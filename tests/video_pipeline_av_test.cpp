@@ -143,6 +143,49 @@ TEST_F(VideoPipeline, TenBitVideoKeepsEveryCode) {
   EXPECT_EQ(frames, 3);
 }
 
+// Deeper video that has no plane format of tandem's (here 4:2:2 at 10 bits) keeps its depth and
+// its pixel format: it goes to the devices as floats (through swscale's float R'G'B') and comes
+// back with every code (8 bits would leave 32 of the ramp's 128). Grey: colours that fall outside
+// R'G'B' 0..1 do not come back through swscale (with Cb and Cr off their zero, Y' 64 came back
+// as 90).
+TEST_F(VideoPipeline, TenBitFourTwoTwoVideoKeepsEveryCode) {
+  const fs::path in = dir_ / "ramp422.mkv";
+  const std::string cmd =
+      std::string(TANDEM_FFMPEG_PROGRAM) +
+      " -loglevel error -y -f lavfi -i nullsrc=s=128x16:r=25,format=yuv422p10le,"
+      "geq=lum='64+X*4':cb=512:cr=512 -frames:v 3 -c:v ffv1 " +
+      in.string();
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const fs::path out = dir_ / "ramp422_out.mkv";
+  DeviceSet devices = DeviceSet::open("all");
+  PipelineOptions po;
+  po.persist_split = false;
+  Pipeline pipeline(devices, Graph::parse("saturation=1"), po);
+  {
+    VideoReader reader(in, {.keep_packets = true});
+    VideoWriter writer(out, reader, {.codec = "ffv1"});
+    EXPECT_EQ(writer.pixel_format(), "yuv422p10le");
+    ASSERT_EQ(device_format(reader, writer), PixelFormat::rgba32f);
+    EXPECT_EQ(process_video(reader, pipeline, writer).frames, 3);
+    writer.finish();
+  }
+  // The codes, as FFmpeg decodes them.
+  const fs::path raw = dir_ / "ramp422.raw";
+  const std::string dump = std::string(TANDEM_FFMPEG_PROGRAM) + " -loglevel error -y -i " +
+                           out.string() + " -frames:v 1 -f rawvideo -pix_fmt yuv422p10le " +
+                           raw.string();
+  ASSERT_EQ(std::system(dump.c_str()), 0) << dump;
+  std::ifstream file(raw, std::ios::binary);
+  std::vector<std::uint16_t> codes(128 * 16 * 2);  // Y', then Cb and Cr of 64 x 16 each
+  file.read(reinterpret_cast<char*>(codes.data()),
+            static_cast<std::streamsize>(codes.size() * sizeof(std::uint16_t)));
+  ASSERT_TRUE(file) << raw;
+  for (int y = 0; y < 16; ++y) {
+    for (int x = 0; x < 128; ++x) ASSERT_EQ(codes[y * 128 + x], 64 + 4 * x) << x << ", " << y;
+  }
+  for (int i = 0; i < 64 * 16 * 2; ++i) ASSERT_EQ(codes[128 * 16 + i], 512) << i;
+}
+
 // Frame statistics (tonemap) are read back behind each frame while the next is submitted from
 // another thread: every frame arrives. (Unmapping a finished frame's bands from the waiting
 // thread, beside a submit() on the same queues, deadlocked PoCL's basic device here.)

@@ -343,15 +343,15 @@ void warn_about_depth(const tandem::VideoReader& reader, tandem::PixelFormat on_
                       int written_bits) {
   const tandem::VideoInfo& info = reader.info();
   if (info.bit_depth <= 8) return;
-  const bool deep_on_devices = on_devices == tandem::PixelFormat::yuv420p10;
+  const bool deep_on_devices =
+      on_devices == tandem::PixelFormat::yuv420p10 || on_devices == tandem::PixelFormat::rgba32f;
   if (deep_on_devices && written_bits > 8) return;
   std::fprintf(stderr,
                "tandem: warning: '%s' is %d-bit video (%s); %s, so only 8 bits of each "
                "component reach the output\n",
                reader.name().c_str(), info.bit_depth, info.pixel_format.c_str(),
-               deep_on_devices ? "the output's pixel format is 8-bit"
-                               : "tandem processes it in 8 bits (10 bits: 4:2:0 into a 4:2:0 "
-                                 "encoder only)");
+               deep_on_devices || written_bits <= 8 ? "the output's pixel format is 8-bit"
+                                                    : "tandem processes it in 8 bits here");
 }
 
 // tonemap on HDR video: a tonemap node that leaves its transfer, primaries or peak at the
@@ -393,6 +393,8 @@ void adapt_to_hdr(tandem::Graph& graph, const tandem::VideoReader& reader,
     wo.color_primaries = "bt709";
     wo.color_transfer = "iec61966-2-1";
     wo.color_matrix = "bt709";
+    // SDR from HDR: 8 bits by default, as SDR players take it (10-bit H.264 plays in few).
+    if (!transfer.empty()) wo.default_bit_depth = 8;
   }
 }
 
@@ -427,11 +429,10 @@ int run_video(const RunOptions& o, tandem::AtomicFile* report) {
   for (const auto& what : writer.left_out()) {
     std::fprintf(stderr, "tandem: not written: %s\n", what.c_str());
   }
-  if (pipeline.output_format(tandem::device_format(reader, writer)) ==
-      tandem::PixelFormat::rgba32f) {
-    throw tandem::Error("the graph gives float frames; video output needs 8-bit frames or planes");
+  // HDR made SDR in 8 bits by default is what was asked for, not a loss to warn of.
+  if (wo.default_bit_depth != 8 || !o.pix_fmt.empty()) {
+    warn_about_depth(reader, tandem::device_format(reader, writer), writer.bit_depth());
   }
-  warn_about_depth(reader, tandem::device_format(reader, writer), writer.bit_depth());
 
   std::int64_t total = info.frame_count;
   if (total <= 0 && info.duration > 0 && info.frame_rate.valid()) {

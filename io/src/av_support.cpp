@@ -1,12 +1,16 @@
 // What VideoReader and VideoWriter share of FFmpeg (av_support.hpp).
 #include "av_support.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+
+#include <tbb/parallel_for.h>
 
 extern "C" {
 #include <libavutil/opt.h>
@@ -304,7 +308,36 @@ bool same_samples(AVPixelFormat format, PixelFormat frame) {
 }
 
 bool is_video_format(PixelFormat format) {
-  return format == PixelFormat::rgba8 || is_planar(format);
+  return format == PixelFormat::rgba8 || format == PixelFormat::rgba32f || is_planar(format);
+}
+
+void gbrpf32_to_rgba(const AVFrame& from, Frame& to) {
+  tbb::parallel_for(0, to.height(), [&](int y) {
+    auto plane = [&](int p) {
+      return reinterpret_cast<const float*>(from.data[p] + y * from.linesize[p]);
+    };
+    const float *g = plane(0), *b = plane(1), *r = plane(2);
+    float* dst = to.row_as<float>(y);
+    for (int x = 0; x < to.width(); ++x) {
+      dst[4 * x] = r[x];
+      dst[4 * x + 1] = g[x];
+      dst[4 * x + 2] = b[x];
+      dst[4 * x + 3] = 1.0f;
+    }
+  });
+}
+
+void rgba_to_gbrpf32(const Frame& from, AVFrame& to) {
+  tbb::parallel_for(0, from.height(), [&](int y) {
+    auto plane = [&](int p) { return reinterpret_cast<float*>(to.data[p] + y * to.linesize[p]); };
+    float *g = plane(0), *b = plane(1), *r = plane(2);
+    const float* src = from.row_as<float>(y);
+    for (int x = 0; x < from.width(); ++x) {
+      r[x] = src[4 * x];
+      g[x] = src[4 * x + 1];
+      b[x] = src[4 * x + 2];
+    }
+  });
 }
 
 void copy_planes(const AVFrame& from, Frame& to) {

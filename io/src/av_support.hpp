@@ -170,6 +170,12 @@ bool same_samples(AVPixelFormat format, PixelFormat frame);
 
 bool is_video_format(PixelFormat format);
 
+// A planar float R'G'B' picture (AV_PIX_FMT_GBRPF32LE) into an rgba32f frame of its size, opaque;
+// and back, alpha left out: how video deeper than 8 bits that has no plane format of tandem's
+// (4:2:2, 4:4:4, 12 bits, RGB) keeps its depth through swscale.
+void gbrpf32_to_rgba(const AVFrame& from, Frame& to);
+void rgba_to_gbrpf32(const Frame& from, AVFrame& to);
+
 // The three planes of a picture into a Frame of a plane format of its size, and back.
 void copy_planes(const AVFrame& from, Frame& to);
 void copy_planes(const Frame& from, AVFrame& to);

@@ -35,7 +35,8 @@ bool is_420(const std::string& pixel_format) {
 PixelFormat device_format(const VideoReader& reader, const VideoWriter& writer) {
   const VideoInfo& info = reader.info();
   if (!info.yuv_encoding || !is_420(info.pixel_format) || !is_420(writer.pixel_format())) {
-    return PixelFormat::rgba8;
+    // Deeper video goes through swscale as RGBA64, and to the devices as floats.
+    return info.bit_depth > 8 && writer.bit_depth() > 8 ? PixelFormat::rgba32f : PixelFormat::rgba8;
   }
   return info.bit_depth > 8 ? PixelFormat::yuv420p10 : PixelFormat::yuv420p;
 }

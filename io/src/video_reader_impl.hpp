@@ -24,6 +24,7 @@ struct VideoReader::Impl {
   std::unique_ptr<AVCodecContext, detail::CodecFree> decoder;
   SwsContext* sws = nullptr;        // decoded pictures to RGBA
   detail::Scaler to_planes_scaler;  // decoded pictures, or RGBA ones, to a frame's plane format
+  detail::Scaler to_float_scaler;   // decoded pictures to planar float R'G'B' (rgba32f frames)
   detail::PacketPtr packet = detail::new_packet();
   detail::FramePtr decoded = detail::new_frame();
   // What to_planes_scaler gives, before it is copied.
@@ -88,6 +89,7 @@ struct VideoReader::Impl {
   void feed();
   void convert(Frame& frame);
   void to_rgba(std::uint8_t* dst, int pitch);
+  void to_float_rgba(Frame& frame);
   void to_planes(Frame& frame);
   void end_of_range(bool reached_end_of_file);
   void problem(const std::string& what, bool lost_frame, std::int64_t at = AV_NOPTS_VALUE);

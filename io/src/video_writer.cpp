@@ -98,10 +98,12 @@ struct VideoWriter::Impl {
   std::unique_ptr<AVCodecContext, CodecFree> encoder;
   AVStream* video_stream = nullptr;
   SwsContext* sws = nullptr;  // RGBA frames to the encoder's pixel format
-  Scaler from_planes;  // frames of plane formats whose planes the encoder cannot take as they are
+  // frames of plane formats whose planes the encoder cannot take as they are, and rgba32f ones
+  Scaler from_planes;
   ScalerSide encoded;  // the encoder's pixel format and colours
   FramePtr picture = new_frame();
-  FramePtr planes = new_frame();  // a yuv420p frame's planes, as swscale reads them
+  // a yuv420p frame's planes, or an rgba32f frame's float R'G'B', as swscale reads them
+  FramePtr planes = new_frame();
   PacketPtr packet = new_packet();
   AVRational input_time_base{0, 1};
   // Subtracted from every timestamp, in input_time_base units: a reader started at T seconds
@@ -305,13 +307,17 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
       const bool even = width % 2 == 0 && height % 2 == 0;
       // 4:2:0 video keeps its planes in a lossless encoder that has them (VideoReader gives
       // them to the devices as they are), and its depth where the encoder has 10-bit 4:2:0.
+      // Deeper Y'CbCr video of other layouts (4:2:2, 4:4:4, 12 bits) keeps its pixel format
+      // where the encoder takes it, as FFmpeg's default does (it reaches the devices as floats).
       const AVPixelFormat source = av_get_pix_fmt(video.pixel_format.c_str());
       const bool planes_420 =
           video.yuv_encoding && (source == AV_PIX_FMT_YUV420P || source == AV_PIX_FMT_YUV420P10LE);
-      if (lossless && planes_420 && has_format(formats, source)) {
+      const int depth = options.default_bit_depth > 0 ? options.default_bit_depth : video.bit_depth;
+      const bool deep_yuv = video.yuv_encoding && video.bit_depth > 8 && depth > 8;
+      if (((lossless && planes_420 && video.bit_depth <= depth) || deep_yuv) &&
+          has_format(formats, source)) {
         pix = source;
-      } else if (!lossless && video.bit_depth > 8 && has_format(formats, AV_PIX_FMT_YUV420P10LE) &&
-                 even) {
+      } else if (!lossless && depth > 8 && has_format(formats, AV_PIX_FMT_YUV420P10LE) && even) {
         pix = AV_PIX_FMT_YUV420P10LE;
       } else if (!lossless && has_format(formats, AV_PIX_FMT_YUV420P) && even) {
         pix = AV_PIX_FMT_YUV420P;
@@ -558,9 +564,10 @@ void VideoWriter::Impl::drain(bool flush) {
 void VideoWriter::Impl::write(const Frame& frame, std::int64_t pts) {
   if (closed) throw Error(what() + "the writer is closed");
   if (!is_video_format(frame.format()) || frame.width() != width || frame.height() != height) {
-    throw Error(what() + "frames must be rgba8, yuv420p or yuv420p10 " + std::to_string(width) +
-                "x" + std::to_string(height) + ", not " + std::string(to_string(frame.format())) +
-                " " + std::to_string(frame.width()) + "x" + std::to_string(frame.height()));
+    throw Error(what() + "frames must be rgba8, rgba32f, yuv420p or yuv420p10 " +
+                std::to_string(width) + "x" + std::to_string(height) + ", not " +
+                std::string(to_string(frame.format())) + " " + std::to_string(frame.width()) + "x" +
+                std::to_string(frame.height()));
   }
   if (last_pts != AV_NOPTS_VALUE && pts <= last_pts) {
     throw Error(what() + "frame timestamps must increase (" + std::to_string(pts) + " after " +
@@ -584,6 +591,14 @@ void VideoWriter::Impl::write(const Frame& frame, std::int64_t pts) {
   }
   if (is_planar(frame.format())) {
     write_planes(frame);
+  } else if (frame.format() == PixelFormat::rgba32f) {
+    // Into swscale as planar float R'G'B' (see VideoReader::Impl::to_float_rgba()).
+    allocate_picture(planes.get(), AV_PIX_FMT_GBRPF32LE, width, height);
+    detail::rgba_to_gbrpf32(frame, *planes);
+    if (!from_planes.scale(width, height, {AV_PIX_FMT_GBRPF32LE}, planes->data, planes->linesize,
+                           encoded, picture->data, picture->linesize)) {
+      throw Error(what() + "cannot convert float RGB to " + pix_fmt_name);
+    }
   } else {
     const std::uint8_t* src[4] = {frame.row(0), nullptr, nullptr, nullptr};
     const int src_stride[4] = {static_cast<int>(frame.pitch()), 0, 0, 0};

@@ -203,12 +203,16 @@ struct VideoWriterOptions {
   int crf = -1;
   /// Target bits per second; 0 keeps the encoder's default.
   std::int64_t bitrate = 0;
-  /// The encoder's pixel format ("yuv420p", "yuv444p", "bgra", ...). Empty chooses: for
+  /// The encoder's pixel format ("yuv420p", "yuv444p", "bgra", ...). Empty chooses: the
+  /// source's own for Y'CbCr deeper than 8 bits where the encoder has it (yuv422p10le, ...); for
   /// lossless codecs the source's 4:2:0 planes (yuv420p, yuv420p10le) where the encoder has
   /// them, else the least lossy format from RGBA (ffv1 keeps RGBA exactly); yuv444p for .y4m;
   /// for the others yuv420p10le for a source deeper than 8 bits where the encoder has it, else
-  /// yuv420p (yuv444p when the size is odd).
+  /// yuv420p (yuv444p when the size is odd). "Deeper than 8 bits" with default_bit_depth.
   std::string pix_fmt;
+  /// The source's depth as the default pixel format sees it (0: the source's own): tandem gives
+  /// 8 where tonemap makes SDR video of HDR, which SDR players take as 8-bit 4:2:0.
+  int default_bit_depth = 0;
   /// When the writer is aborted (abort(), or destroyed before finish()), finish what was written
   /// as a playable file at the output path instead of removing it.
   bool keep_partial = false;

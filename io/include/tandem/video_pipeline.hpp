@@ -53,7 +53,8 @@ struct VideoRunStats {
 /// decoder's planes copied as they are and converted to RGBA (rgba8 or rgba32f) and back by the
 /// devices, where the video is 4:2:0 of 8 or 10 bits in a matrix the devices convert
 /// (VideoInfo::yuv_encoding) and the writer encodes 4:2:0 (it converts a depth of its own);
-/// rgba8, converted by swscale on the host, otherwise.
+/// otherwise converted by swscale on the host: to rgba32f (through planar float R'G'B') where both
+/// the video and the writer's pixel format are deeper than 8 bits, to rgba8 where either is not.
 PixelFormat device_format(const VideoReader& reader, const VideoWriter& writer);
 
 /// Processes every frame `reader` gives with `pipeline` and writes it, with the source's other
