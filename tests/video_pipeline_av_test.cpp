@@ -104,29 +104,34 @@ TEST_F(VideoPipeline, EveryFrameEqualsTheImagePathInOrder) {
   }
 }
 
-// 10-bit video stays 10-bit: a ramp of 128 codes a row keeps every code through a graph that
-// changes nothing, in planes to the devices and back (8 bits would leave 32 of them).
-TEST_F(VideoPipeline, TenBitVideoKeepsEveryCode) {
-  const fs::path in = dir_ / "ramp10.mkv";
-  const std::string cmd =
-      std::string(TANDEM_FFMPEG_PROGRAM) +
-      " -loglevel error -y -f lavfi -i nullsrc=s=128x16:r=25,format=yuv420p10le,"
-      "geq=lum='64+X*4':cb=512:cr=512 -frames:v 3 -c:v ffv1 " +
-      in.string();
+// A 128x16 ramp of 10-bit codes 64 + 4x in Y', grey chroma, 3 frames of FFmpeg's `format`
+// into FFV1, through saturation=1 (which changes nothing) with the writer's default pixel format:
+// that format and the frames' format on the devices must be `written` and `on_devices`.
+void pass_ramp_through(const fs::path& dir, const std::string& format, const std::string& written,
+                       PixelFormat on_devices, const fs::path& out) {
+  const fs::path in = dir / ("ramp-" + format + ".mkv");
+  const std::string cmd = std::string(TANDEM_FFMPEG_PROGRAM) +
+                          " -loglevel error -y -f lavfi -i nullsrc=s=128x16:r=25,format=" + format +
+                          ",geq=lum='64+X*4':cb=512:cr=512 -frames:v 3 -c:v ffv1 " + in.string();
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  const fs::path out = dir_ / "ramp10_out.mkv";
   DeviceSet devices = DeviceSet::open("all");
   PipelineOptions po;
   po.persist_split = false;
   Pipeline pipeline(devices, Graph::parse("saturation=1"), po);
-  {
-    VideoReader reader(in, {.keep_packets = true});
-    VideoWriter writer(out, reader, {.codec = "ffv1"});
-    EXPECT_EQ(writer.pixel_format(), "yuv420p10le");
-    ASSERT_EQ(device_format(reader, writer), PixelFormat::yuv420p10);
-    EXPECT_EQ(process_video(reader, pipeline, writer).frames, 3);
-    writer.finish();
-  }
+  VideoReader reader(in, {.keep_packets = true});
+  VideoWriter writer(out, reader, {.codec = "ffv1"});
+  EXPECT_EQ(writer.pixel_format(), written);
+  ASSERT_EQ(device_format(reader, writer), on_devices);
+  EXPECT_EQ(process_video(reader, pipeline, writer).frames, 3);
+  writer.finish();
+}
+
+// 10-bit video stays 10-bit: the ramp keeps every code through a graph that changes nothing, in
+// planes to the devices and back (8 bits would leave 32 of them).
+TEST_F(VideoPipeline, TenBitVideoKeepsEveryCode) {
+  const fs::path out = dir_ / "ramp10_out.mkv";
+  ASSERT_NO_FATAL_FAILURE(
+      pass_ramp_through(dir_, "yuv420p10le", "yuv420p10le", PixelFormat::yuv420p10, out));
   VideoReader result(out);
   EXPECT_EQ(result.info().pixel_format, "yuv420p10le");
   EXPECT_EQ(result.info().bit_depth, 10);
@@ -145,30 +150,12 @@ TEST_F(VideoPipeline, TenBitVideoKeepsEveryCode) {
 
 // Deeper video that has no plane format of tandem's (here 4:2:2 at 10 bits) keeps its depth and
 // its pixel format: it goes to the devices as floats (through swscale's float R'G'B') and comes
-// back with every code (8 bits would leave 32 of the ramp's 128). Grey: colours that fall outside
-// R'G'B' 0..1 do not come back through swscale (with Cb and Cr off their zero, Y' 64 came back
-// as 90).
+// back with every code. Grey: colours that fall outside R'G'B' 0..1 do not come back through
+// swscale (with Cb and Cr off their zero, Y' 64 came back as 90).
 TEST_F(VideoPipeline, TenBitFourTwoTwoVideoKeepsEveryCode) {
-  const fs::path in = dir_ / "ramp422.mkv";
-  const std::string cmd =
-      std::string(TANDEM_FFMPEG_PROGRAM) +
-      " -loglevel error -y -f lavfi -i nullsrc=s=128x16:r=25,format=yuv422p10le,"
-      "geq=lum='64+X*4':cb=512:cr=512 -frames:v 3 -c:v ffv1 " +
-      in.string();
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   const fs::path out = dir_ / "ramp422_out.mkv";
-  DeviceSet devices = DeviceSet::open("all");
-  PipelineOptions po;
-  po.persist_split = false;
-  Pipeline pipeline(devices, Graph::parse("saturation=1"), po);
-  {
-    VideoReader reader(in, {.keep_packets = true});
-    VideoWriter writer(out, reader, {.codec = "ffv1"});
-    EXPECT_EQ(writer.pixel_format(), "yuv422p10le");
-    ASSERT_EQ(device_format(reader, writer), PixelFormat::rgba32f);
-    EXPECT_EQ(process_video(reader, pipeline, writer).frames, 3);
-    writer.finish();
-  }
+  ASSERT_NO_FATAL_FAILURE(
+      pass_ramp_through(dir_, "yuv422p10le", "yuv422p10le", PixelFormat::rgba32f, out));
   // The codes, as FFmpeg decodes them.
   const fs::path raw = dir_ / "ramp422.raw";
   const std::string dump = std::string(TANDEM_FFMPEG_PROGRAM) + " -loglevel error -y -i " +
