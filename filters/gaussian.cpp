@@ -259,10 +259,13 @@ class Gaussian final : public Filter {
     const DeviceImage columns = ctx.scratch(this, 1, PixelFormat::rgba32f, y0, ctx.y1() - ctx.y0());
     // Pitch in sums: a row of rgba32f is 16 bytes a pixel.
     const int column_pitch = static_cast<int>(columns.pitch / (bits == 8 ? 2 : 4));
+    // Y's program, and Cb's and Cr's, looked up once a band.
+    const cl::Program programs[2] = {
+        ctx.program(kSources, options_planes_rows_[bits == 8 ? 0 : 1][0]),
+        ctx.program(kSources, options_planes_rows_[bits == 8 ? 0 : 1][1])};
     for (int plane = 0; plane < 3; ++plane) {
       const bool chroma = plane > 0;
-      cl::Program program =
-          ctx.program(kSources, options_planes_rows_[bits == 8 ? 0 : 1][chroma ? 1 : 0]);
+      const cl::Program& program = programs[chroma ? 1 : 0];
       const int plane_width = chroma ? (width + 1) / 2 : width;
       const int plane_height = chroma ? (height + 1) / 2 : height;
       const int lo = chroma ? y0 / 2 : y0;

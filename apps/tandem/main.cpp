@@ -350,8 +350,8 @@ void warn_about_depth(const tandem::VideoReader& reader, tandem::PixelFormat on_
                "tandem: warning: '%s' is %d-bit video (%s); %s, so only 8 bits of each "
                "component reach the output\n",
                reader.name().c_str(), info.bit_depth, info.pixel_format.c_str(),
-               deep_on_devices || written_bits <= 8 ? "the output's pixel format is 8-bit"
-                                                    : "tandem processes it in 8 bits here");
+               written_bits <= 8 ? "the output's pixel format is 8-bit"
+                                 : "tandem processes it in 8 bits here");
 }
 
 // tonemap on HDR video: a tonemap node that leaves its transfer, primaries or peak at the

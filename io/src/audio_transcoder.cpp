@@ -54,6 +54,18 @@ std::string describe(AVSampleFormat format, int rate, const AVChannelLayout& lay
   return std::to_string(rate) + " Hz " + channels + " " + (f ? f : "?");
 }
 
+// Gives `frame` buffers for `count` samples in the encoder's format, rate and layout.
+void allocate_samples(AVFrame* frame, const AVCodecContext& encoder, int count) {
+  av_frame_unref(frame);
+  frame->format = encoder.sample_fmt;
+  frame->sample_rate = encoder.sample_rate;
+  frame->nb_samples = count;
+  if (av_channel_layout_copy(&frame->ch_layout, &encoder.ch_layout) < 0 ||
+      av_frame_get_buffer(frame, 0) < 0) {
+    throw std::bad_alloc();
+  }
+}
+
 }  // namespace
 
 const AVCodec* find_audio_encoder(const std::string& name, const AVOutputFormat* container,
@@ -257,14 +269,7 @@ int AudioTranscoder::convert(const std::uint8_t** samples, int count) {
   AVCodecContext* enc = encoder_.get();
   const int room = swr_get_out_samples(resampler_.get(), count);
   if (room <= 0) return 0;
-  av_frame_unref(converted_.get());
-  converted_->format = enc->sample_fmt;
-  converted_->sample_rate = enc->sample_rate;
-  converted_->nb_samples = room;
-  if (av_channel_layout_copy(&converted_->ch_layout, &enc->ch_layout) < 0 ||
-      av_frame_get_buffer(converted_.get(), 0) < 0) {
-    throw std::bad_alloc();
-  }
+  allocate_samples(converted_.get(), *enc, room);
   const int got =
       swr_convert(resampler_.get(), converted_->extended_data, room, samples, samples ? count : 0);
   if (got < 0) {
@@ -284,14 +289,7 @@ void AudioTranscoder::encode(bool last) {
     const int queued = av_audio_fifo_size(fifo_.get());
     if (queued == 0 || (frame_size_ > 0 && queued < frame_size_ && !last)) return;
     const int count = frame_size_ > 0 ? std::min(frame_size_, queued) : queued;
-    av_frame_unref(chunk_.get());
-    chunk_->format = enc->sample_fmt;
-    chunk_->sample_rate = enc->sample_rate;
-    chunk_->nb_samples = count;
-    if (av_channel_layout_copy(&chunk_->ch_layout, &enc->ch_layout) < 0 ||
-        av_frame_get_buffer(chunk_.get(), 0) < 0) {
-      throw std::bad_alloc();
-    }
+    allocate_samples(chunk_.get(), *enc, count);
     av_audio_fifo_read(fifo_.get(), reinterpret_cast<void**>(chunk_->extended_data), count);
     chunk_->pts = next_pts_;
     next_pts_ += count;

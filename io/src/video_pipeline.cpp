@@ -35,7 +35,7 @@ bool is_420(const std::string& pixel_format) {
 PixelFormat device_format(const VideoReader& reader, const VideoWriter& writer) {
   const VideoInfo& info = reader.info();
   if (!info.yuv_encoding || !is_420(info.pixel_format) || !is_420(writer.pixel_format())) {
-    // Deeper video goes through swscale as RGBA64, and to the devices as floats.
+    // Deeper video goes through swscale as float R'G'B', and to the devices as floats.
     return info.bit_depth > 8 && writer.bit_depth() > 8 ? PixelFormat::rgba32f : PixelFormat::rgba8;
   }
   return info.bit_depth > 8 ? PixelFormat::yuv420p10 : PixelFormat::yuv420p;

@@ -590,19 +590,24 @@ void VideoReader::Impl::convert(Frame& frame) {
   }
 }
 
-// The decoded picture as float RGBA, through swscale's planar float R'G'B' (which converts 10
-// and 12-bit codes there and back exactly, where its RGBA64 is 0.4% off at the top).
+// The decoded picture's format and colours as swscale takes them: its matrix and range for
+// Y'CbCr (the matrix by the picture's height where it is not marked), full range otherwise.
+ScalerSide VideoReader::Impl::decoded_side() const {
+  const auto source = static_cast<AVPixelFormat>(decoded->format);
+  if (!is_yuv(source)) return {source};
+  return {source, sws_matrix(stored_value(decoded->colorspace), info.height),
+          stored_value(decoded->color_range) == AVCOL_RANGE_JPEG || is_full_range_yuvj(source)};
+}
+
+// The decoded picture as float RGBA, through swscale's planar float R'G'B' (which took a 10-bit
+// ramp there and back exactly, where its RGBA64 was 0.4% off at the top).
 void VideoReader::Impl::to_float_rgba(Frame& frame) {
   const int w = info.width, h = info.height;
-  const auto source = static_cast<AVPixelFormat>(decoded->format);
-  const ScalerSide from{
-      source, is_yuv(source) ? sws_matrix(stored_value(decoded->colorspace), h) : SWS_CS_DEFAULT,
-      !is_yuv(source) || stored_value(decoded->color_range) == AVCOL_RANGE_JPEG ||
-          is_full_range_yuvj(source)};
+  const ScalerSide from = decoded_side();
   allocate_picture(rgba.get(), AV_PIX_FMT_GBRPF32LE, w, h);
   if (!to_float_scaler.scale(w, h, from, decoded->data, decoded->linesize, {AV_PIX_FMT_GBRPF32LE},
                              rgba->data, rgba->linesize)) {
-    const char* n = av_get_pix_fmt_name(source);
+    const char* n = av_get_pix_fmt_name(from.format);
     throw Error("cannot decode '" + name + "': cannot convert pixel format " + (n ? n : "unknown") +
                 " to float RGB");
   }
@@ -621,11 +626,9 @@ void VideoReader::Impl::to_rgba(std::uint8_t* dst, int pitch) {
                 " to RGBA");
   }
   if (is_yuv(source)) {
-    const bool full =
-        stored_value(decoded->color_range) == AVCOL_RANGE_JPEG || is_full_range_yuvj(source);
-    sws_setColorspaceDetails(sws,
-                             sws_getCoefficients(sws_matrix(stored_value(decoded->colorspace), h)),
-                             full, sws_getCoefficients(SWS_CS_DEFAULT), 1, 0, 1 << 16, 1 << 16);
+    const ScalerSide from = decoded_side();
+    sws_setColorspaceDetails(sws, sws_getCoefficients(from.matrix), from.full_range,
+                             sws_getCoefficients(SWS_CS_DEFAULT), 1, 0, 1 << 16, 1 << 16);
   }
   std::uint8_t* const rows[4] = {dst, nullptr, nullptr, nullptr};
   const int stride[4] = {pitch, 0, 0, 0};

@@ -90,6 +90,7 @@ struct VideoReader::Impl {
   void convert(Frame& frame);
   void to_rgba(std::uint8_t* dst, int pitch);
   void to_float_rgba(Frame& frame);
+  detail::ScalerSide decoded_side() const;
   void to_planes(Frame& frame);
   void end_of_range(bool reached_end_of_file);
   void problem(const std::string& what, bool lost_frame, std::int64_t at = AV_NOPTS_VALUE);
