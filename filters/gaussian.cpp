@@ -9,7 +9,7 @@
 //    by up to 2 LSB at sigma 12.
 //  - rgba32f: OpenCV's rule for float images, ksize = cvRound(8 sigma + 1) | 1, with the
 //    Gaussian's float weights.
-//  - Y'CbCr planes (yuv420p, yuv420p10; works_on_planes()): each plane on its own with the 8-bit
+//  - Y'CbCr 4:2:0 planes (yuv420p, yuv420p10, yuv420p12; works_on_planes()): each plane on its own with the 8-bit
 //    weights, Y' with sigma and the 4:2:0 chroma planes, half as wide and high, with sigma / 2,
 //    so that the blur reaches as far across the picture in every plane. An 8-bit plane gets
 //    OpenCV's GaussianBlur of it to the bit. This is not the RGB blur converted: chroma is blurred

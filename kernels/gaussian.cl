@@ -38,7 +38,7 @@
 #endif
 
 #ifdef PLANE_BITS
-// Frames of Y'CbCr planes (yuv420p, yuv420p10), each plane blurred on its own, the 4:2:0 chroma
+// Frames of Y'CbCr 4:2:0 planes (yuv420p, yuv420p10, yuv420p12), each plane blurred on its own, the 4:2:0 chroma
 // planes with half the sigma (filters/gaussian.cpp). The rows schedule's integer arithmetic on
 // single samples: vertically 16-bit sums (32-bit at 10 bits) of the taps times the samples into a
 // scratch image, horizontally 32-bit sums of those, rounded half up by 2^16: the rgba8 kernels'
@@ -51,7 +51,7 @@
 //    the GPU waiting on six launches of a few microseconds' work), the program built with both:
 //      RADIUS, LUMA_TAPS           Y's
 //      CHROMA_RADIUS, CHROMA_TAPS  Cb's and Cr's
-//   PLANE_BITS  8 or 10
+//   PLANE_BITS  8, or 10 for deeper samples (16-bit; 12-bit sums fit as well)
 
 #if PLANE_BITS == 8
 typedef uchar sample_t;

@@ -13,7 +13,8 @@ namespace {
 
 using Matrix = YuvEncoding::Matrix;
 
-const std::vector<PixelFormat> kPlaneFormats = {PixelFormat::yuv420p, PixelFormat::yuv420p10};
+const std::vector<PixelFormat> kPlaneFormats = {PixelFormat::yuv420p, PixelFormat::yuv420p10,
+                                                PixelFormat::yuv420p12};
 const YuvEncoding kBt709{Matrix::bt709, false};
 
 // The host references of the graph's filters one after the other.

@@ -277,6 +277,36 @@ TEST_F(VideoIo, ColourDescriptionIsReadAndCarried) {
   EXPECT_EQ(plain.info().color_transfer, "");
 }
 
+// HDR10's static metadata that only the bitstream carries (x265's SEI messages in an MP4 with
+// no mdcv or clli box) is read from the first frame, the peak being its MaxCLL, else the
+// mastering display's; a written copy states it in its container (FFV1 carries no SEI, so what
+// the copy's reader finds is the container's).
+TEST_F(VideoIo, HdrMetadataOfTheBitstreamIsReadAndCarried) {
+  const std::string master =
+      "'G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)L(40000000,50)'";
+  for (const auto& [cll, peak] : {std::pair{":max-cll=1000,400", 1000}, {"", 4000}}) {
+    SCOPED_TRACE(peak);
+    const fs::path src = dir_ / ("hdr-sei-" + std::to_string(peak) + ".mp4");
+    ASSERT_TRUE(ffmpeg("-f lavfi -i testsrc=size=128x72:rate=25 -frames:v 3 -pix_fmt yuv420p10le "
+                       "-c:v libx265 -x265-params log-level=error:hdr10=1" + std::string(cll) +
+                       ":master-display=" + master +
+                       " -color_primaries bt2020 -color_trc smpte2084 -colorspace bt2020nc " +
+                       quote(src)));
+    const fs::path out = dir_ / "out" / ("hdr-copy-" + std::to_string(peak) + ".mkv");
+    {
+      VideoReader reader(src, {.keep_packets = true});
+      EXPECT_EQ(reader.info().color_transfer, "smpte2084");
+      EXPECT_EQ(reader.info().peak_luminance, peak);
+      VideoWriter writer(out, reader, {.codec = "ffv1"});
+      Frame frame;
+      std::int64_t pts;
+      while (reader.read(frame, pts)) writer.write(frame, pts);
+      writer.finish();
+    }
+    EXPECT_EQ(VideoReader(out).info().peak_luminance, peak);
+  }
+}
+
 TEST_F(VideoIo, StartDurationAndFrameLimit) {
   const fs::path src = source();
   const Decoded all = read_all(src);
@@ -787,7 +817,7 @@ TEST_F(VideoIo, PlaneFramesOfAnotherSizeAreRefused) {
     EXPECT_EQ(
         error_of([&] { writer.write(Frame(32, 17, PixelFormat::yuv420p), 0); }),
         "cannot write '" + out.string() +
-            "': frames must be rgba8, rgba32f, yuv420p or yuv420p10 33x17, not yuv420p 32x17");
+            "': frames must be rgba8, rgba32f or of a plane format, 33x17, not yuv420p 32x17");
     writer.write(Frame(33, 17, PixelFormat::yuv420p), 0);
     writer.write(Frame(33, 17, PixelFormat::rgba32f), 1);
     writer.finish();
@@ -796,7 +826,7 @@ TEST_F(VideoIo, PlaneFramesOfAnotherSizeAreRefused) {
   std::int64_t pts;
   Frame wrong(33, 18, PixelFormat::yuv420p);
   EXPECT_EQ(error_of([&] { reader.read(wrong, pts); }),
-            "VideoReader::read: the frame must be rgba8, rgba32f, yuv420p or yuv420p10 33x17, not "
+            "VideoReader::read: the frame must be rgba8, rgba32f or of a plane format, 33x17, not "
             "yuv420p 33x18");
   // Both frames read as floats: the second was written from floats of 0, black, opaque.
   VideoReader again(out);

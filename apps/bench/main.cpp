@@ -128,10 +128,17 @@ CLI::App* add_mode(CLI::App& app, Options& o, const std::string& mode, const std
   }
   if (mode == "coexec" || mode == "stream") {
     sub->add_option("--format", o.format_name,
-                    "Pixel format of the frames (yuv420p, yuv420p10: video's planes, converted on "
-                    "the devices; BT.709 limited range)")
+                    "Pixel format of the frames (yuv420p, yuv422p10, yuv444p12, ...: video's "
+                    "planes, converted on the devices; BT.709 limited range)")
         ->capture_default_str()
-        ->check(CLI::IsMember({"rgba8", "rgba32f", "yuv420p", "yuv420p10"}));
+        ->check([](const std::string& name) {
+          try {
+            tandem::parse_pixel_format(name);
+            return std::string();
+          } catch (const tandem::Error& e) {
+            return std::string(e.what());
+          }
+        });
   }
   sub->add_option("--frames", o.frames, "Timed frames")
       ->capture_default_str()
@@ -281,22 +288,18 @@ std::vector<Frame> synthetic_frames(int width, int height, PixelFormat format, i
             c[ch] = std::clamp((block ? 1.0f - c[ch] : c[ch]) * 0.9f + 0.05f + noise, 0.0f, 1.0f);
           }
           if (is_planar(format)) {
-            // BT.709, limited range; chroma from the pair's first pixel.
+            // BT.709, limited range; chroma from the first pixel it covers.
             const float l = 0.2126f * c[0] + 0.7152f * c[1] + 0.0722f * c[2];
             const float step = static_cast<float>(1 << (tandem::sample_bits(format) - 8));
             auto put = [&](int plane, int px, int py, float code) {
               const auto v = static_cast<std::uint16_t>(std::lround(code * step));
-              std::uint8_t* row = f.plane_row(plane, py);
-              if (format == PixelFormat::yuv420p) {
-                row[px] = static_cast<std::uint8_t>(v);
-              } else {
-                reinterpret_cast<std::uint16_t*>(row)[px] = v;
-              }
+              f.set_sample(plane, px, py, v);
             };
             put(0, x, y, 16 + 219 * l);
-            if (x % 2 == 0 && y % 2 == 0) {
-              put(1, x / 2, y / 2, 128 + 224 * (c[2] - l) / 1.8556f);
-              put(2, x / 2, y / 2, 128 + 224 * (c[0] - l) / 1.5748f);
+            const int sx = tandem::chroma_shift_x(format), sy = tandem::chroma_shift_y(format);
+            if (x % (1 << sx) == 0 && y % (1 << sy) == 0) {
+              put(1, x >> sx, y >> sy, 128 + 224 * (c[2] - l) / 1.8556f);
+              put(2, x >> sx, y >> sy, 128 + 224 * (c[0] - l) / 1.5748f);
             }
           } else if (format == PixelFormat::rgba8) {
             std::uint8_t* p = f.row(y) + 4 * static_cast<std::size_t>(x);

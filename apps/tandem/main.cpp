@@ -343,8 +343,8 @@ void warn_about_depth(const tandem::VideoReader& reader, tandem::PixelFormat on_
                       int written_bits) {
   const tandem::VideoInfo& info = reader.info();
   if (info.bit_depth <= 8) return;
-  const bool deep_on_devices =
-      on_devices == tandem::PixelFormat::yuv420p10 || on_devices == tandem::PixelFormat::rgba32f;
+  const bool deep_on_devices = on_devices == tandem::PixelFormat::rgba32f ||
+                               (tandem::is_planar(on_devices) && tandem::sample_bits(on_devices) > 8);
   if (deep_on_devices && written_bits > 8) return;
   std::fprintf(stderr,
                "tandem: warning: '%s' is %d-bit video (%s); %s, so only 8 bits of each "

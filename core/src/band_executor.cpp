@@ -194,7 +194,9 @@ void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& o
     cl::Kernel& kernel = fused.kernel;
     const std::size_t items = static_cast<std::size_t>((width + 3) / 4);
     if (p.stores_planes()) {
-      ctx.enqueue(kernel, items, (std::min(r.hi, height) - r.lo + 1) / 2,
+      // A work-item stores a row group's rows (4:2:0 chroma is the mean of a 2x2 block).
+      const int g = rows_per_group(p.format);
+      ctx.enqueue(kernel, items, (std::min(r.hi, height) - r.lo + g - 1) / g,
                   "fused point-wise kernel storing planes");
       continue;
     }

@@ -11,6 +11,15 @@
 
 namespace tandem {
 
+namespace {
+
+constexpr PixelFormat kFormats[] = {
+    PixelFormat::rgba8,     PixelFormat::rgba32f,   PixelFormat::yuv420p,   PixelFormat::yuv420p10,
+    PixelFormat::yuv420p12, PixelFormat::yuv422p,   PixelFormat::yuv422p10, PixelFormat::yuv422p12,
+    PixelFormat::yuv444p,   PixelFormat::yuv444p10, PixelFormat::yuv444p12};
+
+}  // namespace
+
 std::string_view to_string(PixelFormat format) {
   switch (format) {
     case PixelFormat::rgba8:
@@ -21,17 +30,31 @@ std::string_view to_string(PixelFormat format) {
       return "yuv420p";
     case PixelFormat::yuv420p10:
       return "yuv420p10";
+    case PixelFormat::yuv420p12:
+      return "yuv420p12";
+    case PixelFormat::yuv422p:
+      return "yuv422p";
+    case PixelFormat::yuv422p10:
+      return "yuv422p10";
+    case PixelFormat::yuv422p12:
+      return "yuv422p12";
+    case PixelFormat::yuv444p:
+      return "yuv444p";
+    case PixelFormat::yuv444p10:
+      return "yuv444p10";
+    case PixelFormat::yuv444p12:
+      return "yuv444p12";
   }
   return "unknown";
 }
 
 PixelFormat parse_pixel_format(std::string_view name) {
-  for (PixelFormat f :
-       {PixelFormat::rgba8, PixelFormat::rgba32f, PixelFormat::yuv420p, PixelFormat::yuv420p10}) {
+  std::string names;
+  for (PixelFormat f : kFormats) {
     if (to_string(f) == name) return f;
+    names += (names.empty() ? "" : ", ") + std::string(to_string(f));
   }
-  throw Error("unknown pixel format '" + std::string(name) +
-              "' (rgba8, rgba32f, yuv420p or yuv420p10)");
+  throw Error("unknown pixel format '" + std::string(name) + "' (" + names + ")");
 }
 
 std::string to_string(const YuvEncoding& encoding) {
@@ -46,9 +69,10 @@ std::size_t padded_pitch(int width, PixelFormat format, std::size_t row_alignmen
   // Kernels touch pixels in groups of four, so a row holds at least a whole group.
   const std::size_t groups = (static_cast<std::size_t>(std::max(width, 1)) + 3) / 4;
   if (is_planar(format)) {
-    // A Y row, and half a row of each of Cb and Cr: a pair of rows is three aligned Y rows.
+    // A group's aligned Y rows and its Cb and Cr rows, over its rows.
     const std::size_t luma = (groups * 4 * sample_bytes(format) + align - 1) / align * align;
-    return luma / 2 * 3;
+    const std::size_t g = static_cast<std::size_t>(rows_per_group(format));
+    return (g * luma + 2 * (luma >> chroma_shift_x(format))) / g;
   }
   const std::size_t bytes = groups * 4 * bytes_per_pixel(format);
   return (bytes + align - 1) / align * align;
@@ -81,21 +105,30 @@ Frame::Frame(int width, int height, PixelFormat format, std::size_t row_alignmen
   std::memset(data_.get(), 0, capacity_);
 }
 
+std::size_t Frame::luma_pitch() const {
+  const int g = rows_per_group(format_);
+  return pitch_ * g / (g + (2 >> chroma_shift_x(format_)));
+}
+
 const std::uint8_t* Frame::plane_row(int plane, int y) const {
-  // Row pair k is Y rows 2k and 2k + 1, then Cb row k, then Cr row k.
-  const std::size_t luma = pitch_ / 3 * 2;
-  const std::uint8_t* pair =
-      data_.get() + static_cast<std::size_t>(plane == 0 ? y / 2 : y) * 2 * pitch_;
-  if (plane == 0) return pair + (y % 2) * luma;
-  return pair + 2 * luma + (plane == 2 ? luma / 2 : 0);
+  // Row group k is Y rows gk .. gk + g - 1, then Cb row k, then Cr row k.
+  const int g = rows_per_group(format_);
+  const std::size_t luma = luma_pitch();
+  const std::size_t chroma = luma >> chroma_shift_x(format_);
+  const std::uint8_t* group =
+      data_.get() + static_cast<std::size_t>(plane == 0 ? y / g : y) * g * pitch_;
+  if (plane == 0) return group + (y % g) * luma;
+  return group + g * luma + (plane == 2 ? chroma : 0);
 }
 
 int Frame::plane_width(int plane) const {
-  return plane == 0 || !is_planar(format_) ? width_ : (width_ + 1) / 2;
+  const int s = plane == 0 ? 0 : chroma_shift_x(format_);
+  return (width_ + (1 << s) - 1) >> s;
 }
 
 int Frame::plane_height(int plane) const {
-  return plane == 0 || !is_planar(format_) ? height_ : (height_ + 1) / 2;
+  const int s = plane == 0 ? 0 : chroma_shift_y(format_);
+  return (height_ + (1 << s) - 1) >> s;
 }
 
 int Frame::sample(int plane, int x, int y) const {

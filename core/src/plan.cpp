@@ -10,7 +10,7 @@ namespace tandem::detail {
 namespace {
 
 const char* element_type(PixelFormat f) {
-  return f == PixelFormat::rgba32f ? "float" : f == PixelFormat::yuv420p10 ? "ushort" : "uchar";
+  return f == PixelFormat::rgba32f ? "float" : sample_bytes(f) == 2 ? "ushort" : "uchar";
 }
 
 // The coefficients of `e` for codes of `format` as the conversions in kernels/yuv.clh take
@@ -27,7 +27,7 @@ std::string yuv_literal(const YuvEncoding& e, PixelFormat format) {
   const double y_offset = e.full_range ? 0 : 16 * step;
   const double y_range = e.full_range ? top : 219 * step;
   const double c_range = e.full_range ? top : 224 * step;
-  const double unit = format == PixelFormat::yuv420p ? 255 : 1;  // of the store's input
+  const double unit = sample_bits(format) == 8 ? 255 : 1;  // of the store's input
   const double m[16] = {y_offset,
                         1 / y_range,
                         1 / c_range,
@@ -43,7 +43,7 @@ std::string yuv_literal(const YuvEncoding& e, PixelFormat format) {
                         y_range / unit,
                         y_offset,
                         128 * step,
-                        0};
+                        top};
   std::ostringstream k;
   k.precision(9);
   k << "(float16)(";
@@ -106,8 +106,8 @@ std::string epilogue_code(const Pass& pass) {
 
 // The fused point-wise kernel: four pixels a work-item. One that gathers frame statistics runs
 // in work-groups along a row (stats_group()) and writes a partial per group
-// (tandem_stats_group). One that stores planes (Pass::stores_planes()) runs the chain on two
-// rows a work-item, the row pair its 4:2:0 chroma covers.
+// (tandem_stats_group). One that stores planes (Pass::stores_planes()) runs the chain on a
+// row group a work-item (two rows of 4:2:0, whose chroma covers both).
 std::string fused_kernel(const Pass& pass, const FrameFormats& formats) {
   std::ostringstream k;
   const bool stats = pass.stats_stage >= 0;
@@ -132,12 +132,14 @@ std::string fused_kernel(const Pass& pass, const FrameFormats& formats) {
     for (std::size_t i = 0; i < pass.inputs.size(); ++i) {
       const PixelFormat f = pass.input_formats[i];
       const std::string in = "in" + std::to_string(i);
-      k << indent << "const float16 v" << i << " = tandem_load4_" << to_string(f) << "(";
+      k << indent << "const float16 v" << i << " = ";
       if (is_planar(f)) {
-        k << in << ", " << in << "_first, " << in << "_pitch, x, y, "
-          << yuv_literal(formats.input_encoding, f) << ");\n";
+        k << "tandem_load4_planes_" << element_type(f) << "(" << in << ", " << in << "_first, "
+          << in << "_pitch, x, y, " << yuv_literal(formats.input_encoding, f) << ", "
+          << rows_per_group(f) << ", " << chroma_shift_x(f) << ");\n";
       } else {
-        k << in << " + (size_t)(y - " << in << "_first) * " << in << "_pitch, x);\n";
+        k << "tandem_load4_" << to_string(f) << "(" << in << " + (size_t)(y - " << in
+          << "_first) * " << in << "_pitch, x);\n";
       }
     }
     for (int lane = 0; lane < 4; ++lane) {
@@ -147,15 +149,18 @@ std::string fused_kernel(const Pass& pass, const FrameFormats& formats) {
     }
   };
   if (planes) {
-    // The second row of a frame of odd height is the first again, which adds nothing new to
-    // the chroma's mean; its Y' row lands in the frame's padding.
-    k << "  const int y_top = y0 + 2 * (int)get_global_id(1);\n  float16 pair[2];\n"
-      << "  for (int row = 0; row < 2; ++row) {\n    const int y = min(y_top + row, y_end - 1);\n"
-      << "    float16 r;\n";
+    // A work-item's rows are a row group. The second row of a 4:2:0 frame of odd height is the
+    // first again, which adds nothing new to the chroma's mean; its Y' row lands in the frame's
+    // padding.
+    const int g = rows_per_group(pass.format);
+    k << "  const int y_top = y0 + " << g << " * (int)get_global_id(1);\n  float16 group[" << g
+      << "];\n  for (int row = 0; row < " << g << "; ++row) {\n"
+      << "    const int y = min(y_top + row, y_end - 1);\n    float16 r;\n";
     row_code("    ");
-    k << "    pair[row] = r;\n  }\n  tandem_store8_" << to_string(pass.format)
-      << "(out, out_first, out_pitch, x, y_top, x_end, pair[0], pair[1], "
-      << yuv_literal(formats.output_encoding, pass.format) << ");\n}\n";
+    k << "    group[row] = r;\n  }\n  tandem_store4_planes_" << element_type(pass.format)
+      << "(out, out_first, out_pitch, x, y_top, x_end, group[0], group[" << g - 1 << "], "
+      << yuv_literal(formats.output_encoding, pass.format) << ", " << g << ", "
+      << chroma_shift_x(pass.format) << ");\n}\n";
     return k.str();
   }
   k << "  const int y = y0 + (int)get_global_id(1);\n  float16 r;\n";

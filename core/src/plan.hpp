@@ -2,7 +2,7 @@
 // The lowering of a graph into passes over a band: which filters run in which kernel. A pass
 // is a stencil (with the point-wise chain after it as its epilogue, where the stencil can run
 // one) or a fused chain of point-wise filters; values are numbered, 0 the source frame. Frames
-// of a plane format (yuv420p) are converted as a fused chain loads them and back as the last one
+// of a plane format (yuv420p, yuv422p10, ...) are converted as a fused chain loads them and back as the last one
 // stores, so that filters see the working format; or, where every filter of a chain can, the
 // graph works on the planes as they are (lower_on_planes(), plane_plan.cpp).
 #include <memory>
@@ -67,8 +67,8 @@ struct Pass {
   Epilogue epilogue;
 
   bool has_epilogue() const { return !pointwise && filters.size() > 1; }
-  // A fused chain storing a plane format: each work-item stores two rows (4:2:0 chroma is
-  // the mean of a 2x2 block) and the kernel takes the rows and the width it ends at.
+  // A fused chain storing a plane format: each work-item stores a row group's rows (4:2:0
+  // chroma is the mean of a 2x2 block) and the kernel takes the rows and the width it ends at.
   bool stores_planes() const { return pointwise && is_planar(format) && !on_planes; }
   Filter* stats_filter() const { return stats_stage < 0 ? nullptr : filters[stats_stage]; }
 };

@@ -82,7 +82,8 @@ cl_float16 plane_stage_args(const PlaneMap& map, PixelFormat format) {
 
 std::optional<Plan> lower_on_planes(const Graph& graph, const FrameFormats& formats, bool fuse) {
   const PixelFormat format = formats.input;
-  if (!is_planar(format) || formats.output != format ||
+  // Filters on planes address 4:2:0 row pairs (tandem_plane_offset() in kernels/tandem.clh).
+  if (!is_planar(format) || chroma_shift_y(format) != 1 || formats.output != format ||
       !(formats.input_encoding == formats.output_encoding)) {
     return std::nullopt;
   }

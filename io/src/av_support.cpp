@@ -299,12 +299,42 @@ void allocate_picture(AVFrame* picture, AVPixelFormat format, int width, int hei
 }
 
 AVPixelFormat av_format(PixelFormat format) {
-  return format == PixelFormat::yuv420p10 ? AV_PIX_FMT_YUV420P10LE : AV_PIX_FMT_YUV420P;
+  switch (format) {
+    case PixelFormat::yuv420p10:
+      return AV_PIX_FMT_YUV420P10LE;
+    case PixelFormat::yuv420p12:
+      return AV_PIX_FMT_YUV420P12LE;
+    case PixelFormat::yuv422p:
+      return AV_PIX_FMT_YUV422P;
+    case PixelFormat::yuv422p10:
+      return AV_PIX_FMT_YUV422P10LE;
+    case PixelFormat::yuv422p12:
+      return AV_PIX_FMT_YUV422P12LE;
+    case PixelFormat::yuv444p:
+      return AV_PIX_FMT_YUV444P;
+    case PixelFormat::yuv444p10:
+      return AV_PIX_FMT_YUV444P10LE;
+    case PixelFormat::yuv444p12:
+      return AV_PIX_FMT_YUV444P12LE;
+    default:
+      return AV_PIX_FMT_YUV420P;
+  }
 }
 
 bool same_samples(AVPixelFormat format, PixelFormat frame) {
   return format == av_format(frame) ||
-         (frame == PixelFormat::yuv420p && format == AV_PIX_FMT_YUVJ420P);
+         (frame == PixelFormat::yuv420p && format == AV_PIX_FMT_YUVJ420P) ||
+         (frame == PixelFormat::yuv422p && format == AV_PIX_FMT_YUVJ422P) ||
+         (frame == PixelFormat::yuv444p && format == AV_PIX_FMT_YUVJ444P);
+}
+
+std::optional<PixelFormat> plane_format_of(AVPixelFormat format) {
+  const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(format);
+  if (!d || !is_yuv(format) || (d->flags & (AV_PIX_FMT_FLAG_ALPHA | AV_PIX_FMT_FLAG_PAL)) ||
+      d->nb_components != 3) {
+    return std::nullopt;
+  }
+  return plane_format(d->log2_chroma_w, d->log2_chroma_h, d->comp[0].depth);
 }
 
 bool is_video_format(PixelFormat format) {

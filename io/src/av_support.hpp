@@ -110,6 +110,13 @@ using FramePtr = std::unique_ptr<AVFrame, FrameFree>;
 PacketPtr new_packet();
 FramePtr new_frame();
 
+// A stream's side data of one type, owned (HDR10's static metadata travels from a reader's
+// stream, or its first frame, to a writer's).
+struct SideData {
+  AVPacketSideDataType type;
+  std::vector<std::uint8_t> bytes;
+};
+
 Rational to_rational(AVRational r);
 AVRational to_av(Rational r);
 
@@ -167,6 +174,10 @@ AVPixelFormat av_format(PixelFormat format);
 // True when pictures in `format` hold the samples of frames in plane format `frame` as they are
 // (the yuvj formats differ from theirs in the range they state only).
 bool same_samples(AVPixelFormat format, PixelFormat frame);
+// The plane format holding the samples of Y'CbCr pictures of `format` (planar, semi-planar like
+// NV12 and P010, either byte order), rearranged where not as they are; none for the others
+// (RGB, grey, alpha, layouts tandem has no plane format of).
+std::optional<PixelFormat> plane_format_of(AVPixelFormat format);
 
 bool is_video_format(PixelFormat format);
 

@@ -1,10 +1,16 @@
 #include "tandem/video_pipeline.hpp"
 
 #include <chrono>
+#include <optional>
 #include <vector>
 
 #include <tbb/parallel_pipeline.h>
 
+extern "C" {
+#include <libavutil/pixdesc.h>
+}
+
+#include "av_support.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem {
@@ -26,19 +32,21 @@ auto timed(double& ms, F&& stage) {
   return stage();
 }
 
-bool is_420(const std::string& pixel_format) {
-  return pixel_format == "yuv420p" || pixel_format == "yuvj420p" || pixel_format == "yuv420p10le";
+// The plane format the devices take pictures of FFmpeg's format `name` in, if any.
+std::optional<PixelFormat> planes_of(const std::string& name) {
+  return detail::plane_format_of(av_get_pix_fmt(name.c_str()));
 }
 
 }  // namespace
 
 PixelFormat device_format(const VideoReader& reader, const VideoWriter& writer) {
   const VideoInfo& info = reader.info();
-  if (!info.yuv_encoding || !is_420(info.pixel_format) || !is_420(writer.pixel_format())) {
+  const std::optional<PixelFormat> planes = planes_of(info.pixel_format);
+  if (!info.yuv_encoding || !planes || !planes_of(writer.pixel_format())) {
     // Deeper video goes through swscale as float R'G'B', and to the devices as floats.
     return info.bit_depth > 8 && writer.bit_depth() > 8 ? PixelFormat::rgba32f : PixelFormat::rgba8;
   }
-  return info.bit_depth > 8 ? PixelFormat::yuv420p10 : PixelFormat::yuv420p;
+  return *planes;
 }
 
 VideoRunStats process_video(VideoReader& reader, Pipeline& pipeline, VideoWriter& writer,

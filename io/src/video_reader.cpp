@@ -129,6 +129,54 @@ bool is_cover_art(const AVStream* st) {
   return st->disposition & AV_DISPOSITION_ATTACHED_PIC;
 }
 
+// HDR10's static metadata in the first frame's own side data, for streams whose container
+// states none (x265's SEI messages in an MP4 without mdcv and clli boxes): a decoder of its own
+// decodes packets of stream `video` of `url` until a frame comes out, at most 64.
+std::vector<detail::SideData> first_frame_hdr_metadata(const std::string& url, int video) {
+  detail::LogSink said;  // what the probe makes FFmpeg say is not the reader's to report
+  detail::LogScope scope(&said);
+  std::vector<detail::SideData> found;
+  AVFormatContext* opened = nullptr;
+  if (avformat_open_input(&opened, url.c_str(), nullptr, nullptr) < 0) return found;
+  std::unique_ptr<AVFormatContext, detail::InputCloser> ctx(opened);
+  if (avformat_find_stream_info(ctx.get(), nullptr) < 0 ||
+      video >= static_cast<int>(ctx->nb_streams)) {
+    return found;
+  }
+  const AVCodecParameters* par = ctx->streams[video]->codecpar;
+  const AVCodec* codec = avcodec_find_decoder(par->codec_id);
+  std::unique_ptr<AVCodecContext, detail::CodecFree> decoder(avcodec_alloc_context3(codec));
+  if (!codec || !decoder || avcodec_parameters_to_context(decoder.get(), par) < 0 ||
+      avcodec_open2(decoder.get(), codec, nullptr) < 0) {
+    return found;
+  }
+  detail::PacketPtr packet = detail::new_packet();
+  detail::FramePtr frame = detail::new_frame();
+  for (int packets = 0; packets < 64;) {
+    const bool more = av_read_frame(ctx.get(), packet.get()) >= 0;
+    if (more && packet->stream_index != video) {
+      av_packet_unref(packet.get());
+      continue;
+    }
+    ++packets;
+    avcodec_send_packet(decoder.get(), more ? packet.get() : nullptr);
+    av_packet_unref(packet.get());
+    if (avcodec_receive_frame(decoder.get(), frame.get()) == 0) {
+      const std::pair<AVFrameSideDataType, AVPacketSideDataType> kinds[] = {
+          {AV_FRAME_DATA_MASTERING_DISPLAY_METADATA, AV_PKT_DATA_MASTERING_DISPLAY_METADATA},
+          {AV_FRAME_DATA_CONTENT_LIGHT_LEVEL, AV_PKT_DATA_CONTENT_LIGHT_LEVEL}};
+      for (const auto& [in_frame, in_stream] : kinds) {
+        if (const AVFrameSideData* d = av_frame_get_side_data(frame.get(), in_frame)) {
+          found.push_back({in_stream, std::vector<std::uint8_t>(d->data, d->data + d->size)});
+        }
+      }
+      return found;
+    }
+    if (!more) break;
+  }
+  return found;
+}
+
 }  // namespace
 
 // ---- StreamPacket ----
@@ -315,17 +363,34 @@ void VideoReader::Impl::open(const fs::path& path) {
   info.yuv_encoding =
       yuv_encoding_of(static_cast<AVPixelFormat>(par->format), stored_value(par->color_space),
                       stored_value(par->color_range), info.height);
-  // HDR10's static metadata as the container states it: MaxCLL, else the mastering display's
-  // peak.
-  std::size_t size = 0;
-  if (const auto* cll = reinterpret_cast<const AVContentLightMetadata*>(
-          av_stream_get_side_data(st, AV_PKT_DATA_CONTENT_LIGHT_LEVEL, &size));
-      cll && size >= sizeof *cll && cll->MaxCLL > 0) {
-    info.peak_luminance = cll->MaxCLL;
-  } else if (const auto* mdm = reinterpret_cast<const AVMasteringDisplayMetadata*>(
-                 av_stream_get_side_data(st, AV_PKT_DATA_MASTERING_DISPLAY_METADATA, &size));
-             mdm && size >= sizeof *mdm && mdm->has_luminance && mdm->max_luminance.den > 0) {
-    info.peak_luminance = av_q2d(mdm->max_luminance);
+  // HDR10's static metadata as the container states it, else as the first frame carries it
+  // (HDR video only: the probe decodes a frame); the peak: MaxCLL, else the mastering
+  // display's.
+  for (const AVPacketSideDataType type :
+       {AV_PKT_DATA_MASTERING_DISPLAY_METADATA, AV_PKT_DATA_CONTENT_LIGHT_LEVEL}) {
+    std::size_t size = 0;
+    if (const std::uint8_t* data = av_stream_get_side_data(st, type, &size); data && size > 0) {
+      hdr_metadata.push_back({type, std::vector<std::uint8_t>(data, data + size)});
+    }
+  }
+  const bool hdr = info.color_transfer == "smpte2084" || info.color_transfer == "arib-std-b67";
+  if (hdr_metadata.empty() && hdr && !from_stdin) {
+    hdr_metadata = first_frame_hdr_metadata(url, video);
+  }
+  for (const detail::SideData& d : hdr_metadata) {
+    if (d.type == AV_PKT_DATA_CONTENT_LIGHT_LEVEL && d.bytes.size() >= sizeof(AVContentLightMetadata)) {
+      const auto* cll = reinterpret_cast<const AVContentLightMetadata*>(d.bytes.data());
+      if (cll->MaxCLL > 0) info.peak_luminance = cll->MaxCLL;
+    }
+  }
+  for (const detail::SideData& d : hdr_metadata) {
+    if (info.peak_luminance == 0 && d.type == AV_PKT_DATA_MASTERING_DISPLAY_METADATA &&
+        d.bytes.size() >= sizeof(AVMasteringDisplayMetadata)) {
+      const auto* mdm = reinterpret_cast<const AVMasteringDisplayMetadata*>(d.bytes.data());
+      if (mdm->has_luminance && mdm->max_luminance.den > 0) {
+        info.peak_luminance = av_q2d(mdm->max_luminance);
+      }
+    }
   }
   if (rate.num > 0 && rate.den > 0) {
     frame_step = std::max<std::int64_t>(1, av_rescale_q(1, av_inv_q(rate), time_base));
@@ -576,7 +641,7 @@ void VideoReader::Impl::convert(Frame& frame) {
   const int w = info.width, h = info.height;
   if (frame.empty()) frame = Frame(w, h, PixelFormat::rgba8);
   if (!is_video_format(frame.format()) || frame.width() != w || frame.height() != h) {
-    throw Error("VideoReader::read: the frame must be rgba8, rgba32f, yuv420p or yuv420p10 " +
+    throw Error("VideoReader::read: the frame must be rgba8, rgba32f or of a plane format, " +
                 std::to_string(w) + "x" + std::to_string(h) + ", not " +
                 std::string(to_string(frame.format())) + " " + std::to_string(frame.width()) + "x" +
                 std::to_string(frame.height()));

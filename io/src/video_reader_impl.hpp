@@ -35,6 +35,9 @@ struct VideoReader::Impl {
   AVRational time_base{0, 1};
   std::int64_t frame_step = 1;  // one frame in time_base units, for frames without timestamps
   VideoInfo info;
+  // HDR10's static metadata (mastering display, content light level): the container's, else
+  // the first frame's; what a writer copying this video writes with it.
+  std::vector<detail::SideData> hdr_metadata;
   std::vector<StreamInfo> streams;
   std::vector<bool> kept;    // per input stream: its packets are queued
   std::mutex pending_mutex;  // take_packets() may run on another thread than read()

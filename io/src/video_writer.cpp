@@ -102,7 +102,7 @@ struct VideoWriter::Impl {
   Scaler from_planes;
   ScalerSide encoded;  // the encoder's pixel format and colours
   FramePtr picture = new_frame();
-  // a yuv420p frame's planes, or an rgba32f frame's float R'G'B', as swscale reads them
+  // a plane frame's planes, or an rgba32f frame's float R'G'B', as swscale reads them
   FramePtr planes = new_frame();
   PacketPtr packet = new_packet();
   AVRational input_time_base{0, 1};
@@ -127,7 +127,8 @@ struct VideoWriter::Impl {
   int width = 0, height = 0;
 
   Impl(const fs::path& p, const VideoInfo& video, const AVFormatContext* source,
-       const std::vector<StreamInfo>* source_streams, int source_video, VideoWriterOptions opts);
+       const std::vector<StreamInfo>* source_streams, int source_video,
+       const std::vector<detail::SideData>* hdr_metadata, VideoWriterOptions opts);
   ~Impl() {
     abort();
     disown_log(&log);
@@ -146,7 +147,7 @@ struct VideoWriter::Impl {
 
 VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVFormatContext* source,
                         const std::vector<StreamInfo>* source_streams, int source_video,
-                        VideoWriterOptions opts)
+                        const std::vector<detail::SideData>* hdr_metadata, VideoWriterOptions opts)
     : path(p), options(std::move(opts)) {
   init_ffmpeg_log();
   LogScope scope(&log);
@@ -305,17 +306,23 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
       const bool lossless =
           d && (d->props & AV_CODEC_PROP_LOSSLESS) && !(d->props & AV_CODEC_PROP_LOSSY);
       const bool even = width % 2 == 0 && height % 2 == 0;
-      // 4:2:0 video keeps its planes in a lossless encoder that has them (VideoReader gives
-      // them to the devices as they are), and its depth where the encoder has 10-bit 4:2:0.
-      // Deeper Y'CbCr video of other layouts (4:2:2, 4:4:4, 12 bits) keeps its pixel format
-      // where the encoder takes it, as FFmpeg's default does (it reaches the devices as floats).
-      const AVPixelFormat source = av_get_pix_fmt(video.pixel_format.c_str());
-      const bool planes_420 =
-          video.yuv_encoding && (source == AV_PIX_FMT_YUV420P || source == AV_PIX_FMT_YUV420P10LE);
+      // Y'CbCr video keeps its pixel format where the encoder takes it, as FFmpeg's default
+      // does (VideoReader gives its planes to the devices as they are): in a lossless encoder
+      // unless deeper than the depth asked for, in a lossy one where it is 8-bit or both are
+      // deeper, and where the size is whole chroma samples.
+      const AVPixelFormat decoded = av_get_pix_fmt(video.pixel_format.c_str());
+      const std::optional<PixelFormat> planes =
+          video.yuv_encoding ? detail::plane_format_of(decoded) : std::nullopt;
+      // NV12 and P010 as the planar 4:2:0 the devices had, where the encoder lacks them.
+      const AVPixelFormat source =
+          planes && !has_format(formats, decoded) ? av_format(*planes) : decoded;
+      const AVPixFmtDescriptor* sd = av_pix_fmt_desc_get(source);
       const int depth = options.default_bit_depth > 0 ? options.default_bit_depth : video.bit_depth;
-      const bool deep_yuv = video.yuv_encoding && video.bit_depth > 8 && depth > 8;
-      if (((lossless && planes_420 && video.bit_depth <= depth) || deep_yuv) &&
-          has_format(formats, source)) {
+      const bool whole_chroma = sd && width % (1 << sd->log2_chroma_w) == 0 &&
+                                height % (1 << sd->log2_chroma_h) == 0;
+      const bool keep = lossless ? video.bit_depth <= depth
+                                 : whole_chroma && (video.bit_depth == 8 || depth > 8);
+      if (planes && keep && has_format(formats, source)) {
         pix = source;
       } else if (!lossless && depth > 8 && has_format(formats, AV_PIX_FMT_YUV420P10LE) && even) {
         pix = AV_PIX_FMT_YUV420P10LE;
@@ -446,16 +453,11 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
     // while the frames are still HDR.
     const bool hdr = options.color_transfer.empty() || options.color_transfer == "smpte2084" ||
                      options.color_transfer == "arib-std-b67";
-    if (source && source_video >= 0 && hdr) {
-      for (const AVPacketSideDataType type :
-           {AV_PKT_DATA_MASTERING_DISPLAY_METADATA, AV_PKT_DATA_CONTENT_LIGHT_LEVEL}) {
-        std::size_t size = 0;
-        const std::uint8_t* data =
-            av_stream_get_side_data(source->streams[source_video], type, &size);
-        if (!data || size == 0) continue;
-        std::uint8_t* copy = av_stream_new_side_data(video_stream, type, size);
+    if (hdr_metadata && hdr) {
+      for (const detail::SideData& d : *hdr_metadata) {
+        std::uint8_t* copy = av_stream_new_side_data(video_stream, d.type, d.bytes.size());
         if (!copy) throw std::bad_alloc();
-        std::memcpy(copy, data, size);
+        std::memcpy(copy, d.bytes.data(), d.bytes.size());
       }
     }
     if (video.frame_rate.valid()) video_stream->avg_frame_rate = rate;
@@ -564,7 +566,7 @@ void VideoWriter::Impl::drain(bool flush) {
 void VideoWriter::Impl::write(const Frame& frame, std::int64_t pts) {
   if (closed) throw Error(what() + "the writer is closed");
   if (!is_video_format(frame.format()) || frame.width() != width || frame.height() != height) {
-    throw Error(what() + "frames must be rgba8, rgba32f, yuv420p or yuv420p10 " +
+    throw Error(what() + "frames must be rgba8, rgba32f or of a plane format, " +
                 std::to_string(width) + "x" + std::to_string(height) + ", not " +
                 std::string(to_string(frame.format())) + " " + std::to_string(frame.width()) + "x" +
                 std::to_string(frame.height()));
@@ -720,7 +722,8 @@ void VideoWriter::Impl::abort() noexcept {
 }
 
 VideoWriter::VideoWriter(const fs::path& path, const VideoInfo& video, VideoWriterOptions options)
-    : impl_(std::make_unique<Impl>(path, video, nullptr, nullptr, -1, std::move(options))) {}
+    : impl_(std::make_unique<Impl>(path, video, nullptr, nullptr, -1, nullptr,
+                                   std::move(options))) {}
 
 VideoWriter::VideoWriter(const fs::path& path, const VideoReader& source,
                          VideoWriterOptions options) {
@@ -730,7 +733,7 @@ VideoWriter::VideoWriter(const fs::path& path, const VideoReader& source,
                 "' needs its reader opened with keep_packets");
   }
   impl_ = std::make_unique<Impl>(path, in.info, in.format.get(), &in.streams, in.video,
-                                 std::move(options));
+                                 &in.hdr_metadata, std::move(options));
   if (in.options.start > 0) impl_->shift = in.start_pts - in.origin;
 }
 

@@ -34,12 +34,11 @@ struct DeviceImage {
   int rows = 0;
   std::size_t pitch = 0;  ///< bytes
 
-  /// Pitch in elements of the kernel's pointer type (float for rgba32f, ushort for yuv420p10,
-  /// uchar for the others): what kernels take as their pitch argument.
+  /// Pitch in elements of the kernel's pointer type (float for rgba32f, ushort for planes
+  /// deeper than 8 bits, uchar for the others): what kernels take as their pitch argument.
   int pitch_elements() const {
-    return static_cast<int>(format == PixelFormat::rgba32f     ? pitch / sizeof(float)
-                            : format == PixelFormat::yuv420p10 ? pitch / 2
-                                                               : pitch);
+    return static_cast<int>(format == PixelFormat::rgba32f ? pitch / sizeof(float)
+                                                           : pitch / sample_bytes(format));
   }
 };
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,6 +25,19 @@ enum class PixelFormat {
   /// pairs as yuv420p. The devices convert it to rgba32f (R'G'B' as they are, unquantised, so
   /// a frame no filter changes keeps its codes) and back.
   yuv420p10,
+  /// 12-bit Y'CbCr 4:2:0 (yuv420p12le), as yuv420p10 with 12 bits of 16.
+  yuv420p12,
+  /// Y'CbCr 4:2:2 (FFmpeg's yuv422p, yuv422p10le, yuv422p12le): chroma planes of half the
+  /// width and the full height. Frames store each row as its Y row, then its Cb row and its
+  /// Cr row. 8 bits convert to rgba8, deeper ones to rgba32f.
+  yuv422p,
+  yuv422p10,
+  yuv422p12,
+  /// Y'CbCr 4:4:4 (yuv444p, yuv444p10le, yuv444p12le): three planes of the full size, each row
+  /// stored as its Y, Cb and Cr rows.
+  yuv444p,
+  yuv444p10,
+  yuv444p12,
 };
 std::string_view to_string(PixelFormat format);
 /// The format named `name` (as to_string() writes it); throws Error for anything else.
@@ -31,19 +45,58 @@ PixelFormat parse_pixel_format(std::string_view name);
 
 /// True for the Y'CbCr plane formats, which only frames and their conversions use.
 constexpr bool is_planar(PixelFormat format) {
-  return format == PixelFormat::yuv420p || format == PixelFormat::yuv420p10;
+  return format != PixelFormat::rgba8 && format != PixelFormat::rgba32f;
 }
-/// Rows a plane format stores together (2 for 4:2:0): bands start on multiples of it.
-constexpr int rows_per_group(PixelFormat format) {
-  return is_planar(format) ? 2 : 1;
+/// Bits of a sample of a plane format's codes (8, 10 or 12).
+constexpr int sample_bits(PixelFormat format) {
+  switch (format) {
+    case PixelFormat::yuv420p10:
+    case PixelFormat::yuv422p10:
+    case PixelFormat::yuv444p10:
+      return 10;
+    case PixelFormat::yuv420p12:
+    case PixelFormat::yuv422p12:
+    case PixelFormat::yuv444p12:
+      return 12;
+    default:
+      return 8;
+  }
 }
 /// Bytes of a sample of a plane format (1 or 2).
 constexpr std::size_t sample_bytes(PixelFormat format) {
-  return format == PixelFormat::yuv420p10 ? 2 : 1;
+  return sample_bits(format) > 8 ? 2 : 1;
 }
-/// Bits of a sample of a plane format's codes (8 or 10).
-constexpr int sample_bits(PixelFormat format) {
-  return format == PixelFormat::yuv420p10 ? 10 : 8;
+/// log2 of a plane format's chroma subsampling across (1 for 4:2:0 and 4:2:2) and down (1 for
+/// 4:2:0); 0 for the packed formats.
+constexpr int chroma_shift_x(PixelFormat format) {
+  return is_planar(format) && format != PixelFormat::yuv444p &&
+                 format != PixelFormat::yuv444p10 && format != PixelFormat::yuv444p12
+             ? 1
+             : 0;
+}
+constexpr int chroma_shift_y(PixelFormat format) {
+  return format == PixelFormat::yuv420p || format == PixelFormat::yuv420p10 ||
+                 format == PixelFormat::yuv420p12
+             ? 1
+             : 0;
+}
+/// Rows a format stores together (2 for 4:2:0, else 1): bands start on multiples of it.
+constexpr int rows_per_group(PixelFormat format) {
+  return 1 << chroma_shift_y(format);
+}
+/// The plane format of a subsampling (chroma_shift_x(), chroma_shift_y()) and depth, where tandem
+/// has one.
+constexpr std::optional<PixelFormat> plane_format(int shift_x, int shift_y, int bits) {
+  constexpr PixelFormat table[3][3] = {
+      {PixelFormat::yuv420p, PixelFormat::yuv420p10, PixelFormat::yuv420p12},
+      {PixelFormat::yuv422p, PixelFormat::yuv422p10, PixelFormat::yuv422p12},
+      {PixelFormat::yuv444p, PixelFormat::yuv444p10, PixelFormat::yuv444p12}};
+  const int layout = shift_x == 1 && shift_y == 1 ? 0 : shift_x == 1 && shift_y == 0 ? 1
+                     : shift_x == 0 && shift_y == 0 ? 2
+                                                    : -1;
+  const int depth = bits == 8 ? 0 : bits == 10 ? 1 : bits == 12 ? 2 : -1;
+  if (layout < 0 || depth < 0) return std::nullopt;
+  return table[layout][depth];
 }
 /// Bytes per pixel of the packed formats (rgba8 4, rgba32f 16); 0 for plane formats, whose rows
 /// are copied plane by plane (Frame::plane_row()).
@@ -53,9 +106,9 @@ constexpr std::size_t bytes_per_pixel(PixelFormat format) {
 /// The format filters work in for frames of `format`: rgba8 for 8-bit planes, rgba32f for
 /// deeper ones, else itself.
 constexpr PixelFormat working_format(PixelFormat format) {
-  return format == PixelFormat::yuv420p     ? PixelFormat::rgba8
-         : format == PixelFormat::yuv420p10 ? PixelFormat::rgba32f
-                                            : format;
+  return !is_planar(format)          ? format
+         : sample_bits(format) == 8 ? PixelFormat::rgba8
+                                    : PixelFormat::rgba32f;
 }
 
 /// How Y'CbCr codes stand for R'G'B' values: the matrix (ITU-R BT.601, BT.709, BT.2020
@@ -74,9 +127,10 @@ inline constexpr std::size_t kMinRowAlignment = 64;
 
 /// Row pitch in bytes for `width` pixels: a multiple of `row_alignment` (itself rounded up to a
 /// multiple of 64), and at least one pixel group of four so kernels may load four pixels at once.
-/// For plane formats, a row group's bytes over its rows (yuv420p: 1.5 times the Y pitch, which
-/// is such a multiple; the Cb and Cr rows are half as long): rows_per_group() rows start on a
-/// multiple of `row_alignment`.
+/// For plane formats, a row group's bytes over its rows: its Y rows, each a multiple of
+/// `row_alignment`, and its Cb and Cr rows (yuv420p: 1.5 times the Y pitch, the Cb and Cr rows
+/// half as long; yuv422p twice, yuv444p three times): rows_per_group() rows start on a multiple
+/// of `row_alignment`.
 std::size_t padded_pitch(int width, PixelFormat format, std::size_t row_alignment);
 /// Bytes `rows` rows take from the start of a row group at `pitch`: whole row groups.
 constexpr std::size_t rows_bytes(PixelFormat format, std::size_t pitch, int rows) {
@@ -132,10 +186,13 @@ class Frame {
   }
   const std::uint8_t* plane_row(int plane, int y) const;
   /// Samples per row of plane `plane` (of sample_bytes() each): the width, or (width + 1) / 2
-  /// for 4:2:0 chroma.
+  /// for 4:2:0 and 4:2:2 chroma.
   int plane_width(int plane) const;
   /// Rows of plane `plane`: the height, or (height + 1) / 2 for 4:2:0 chroma.
   int plane_height(int plane) const;
+  /// Bytes between the starts of a plane format's Y rows within a row group (the Cb and Cr rows
+  /// take luma_pitch() >> chroma_shift_x() each).
+  std::size_t luma_pitch() const;
   /// The code of sample `x` of row `y` of plane `plane` (8 or 16 bits as stored).
   int sample(int plane, int x, int y) const;
   void set_sample(int plane, int x, int y, int code);

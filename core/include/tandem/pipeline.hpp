@@ -34,8 +34,8 @@ struct PipelineOptions {
   /// Fuse chains of point-wise filters into one kernel (false runs each as its own pass; the
   /// output is the same).
   bool fuse = true;
-  /// Let a graph work on the Y'CbCr planes of frames of a plane format as they are, where every
-  /// filter can and the output is of the input's format: gaussian blurs each plane (the 4:2:0
+  /// Let a graph work on the Y'CbCr planes of frames of a 4:2:0 plane format as they are, where
+  /// every filter can and the output is of the input's format: gaussian blurs each plane (the 4:2:0
   /// chroma planes with half the sigma), saturation scales Cb and Cr (BT.709 only, whose luma
   /// weights are its own). No conversion to RGBA and back, and a third of the bytes filtered;
   /// the pictures differ from the RGBA way's by rounding, and where colours leave the R'G'B'
@@ -112,7 +112,7 @@ class Pipeline {
   Pipeline& operator=(const Pipeline&) = delete;
 
   /// Output format for frames of `input` format: the graph's, or for a plane format (yuv420p,
-  /// yuv420p10) that plane format again where the graph ends in its working format (rgba8,
+  /// yuv422p10, ...) that plane format again where the graph ends in its working format (rgba8,
   /// rgba32f). Throws Error if the graph refuses the input's working format.
   PixelFormat output_format(PixelFormat input) const;
   /// A frame whose pitch suits every device of this pipeline (use it for inputs and outputs).

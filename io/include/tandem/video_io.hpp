@@ -1,7 +1,8 @@
 #pragma once
 // Video files in and out of tandem frames, through FFmpeg's libraries: a VideoReader decodes the
-// video stream of a file into RGBA8 frames, or into yuv420p / yuv420p10 frames that keep the
-// decoder's Y'CbCr planes (VideoInfo::yuv_encoding says when they can), a VideoWriter encodes either into a
+// video stream of a file into RGBA8 frames, or into frames of a plane format (yuv420p,
+// yuv422p10, yuv444p12, ...) that keep the decoder's Y'CbCr planes (VideoInfo::yuv_encoding says
+// when they can), a VideoWriter encodes either into a
 // new file, and the input's other streams (audio, subtitles, data) travel from one to the other
 // packet for packet, unchanged, or with the audio re-encoded (VideoWriterOptions::audio_codec):
 //
@@ -88,8 +89,8 @@ struct VideoInfo {
   std::string codec;         ///< "h264", "ffv1", ...
   std::string pixel_format;  ///< the decoder's, e.g. "yuv420p"
   std::string container;     ///< FFmpeg's demuxer name, e.g. "matroska,webm"
-  /// Bits per component of the decoder's pixel format (8, 10, 12). read() keeps 10 into
-  /// yuv420p10 frames; rgba8 and yuv420p frames have 8.
+  /// Bits per component of the decoder's pixel format (8, 10, 12). read() keeps them in plane
+  /// frames of that depth (yuv420p10, yuv422p12, ...) and in rgba32f; rgba8 frames have 8.
   int bit_depth = 8;
   /// The colour description the stream states, in FFmpeg's names; empty where it states none.
   /// VideoWriter writes them back (RGBA frames keep the input's primaries and transfer).
@@ -143,7 +144,7 @@ class StreamPacket {
   Rational time_base_;
 };
 
-/// Decodes the video stream of a file into RGBA8, yuv420p or yuv420p10 frames.
+/// Decodes the video stream of a file into RGBA8, rgba32f or plane frames.
 class VideoReader {
  public:
   /// Opens `path`, or "-" for a YUV4MPEG2 (.y4m) stream on standard input. Throws Error with one
@@ -161,11 +162,11 @@ class VideoReader {
 
   /// Decodes the next frame into `frame` and its timestamp, in info().time_base units, into
   /// `pts` (as in the file; strictly increasing, a repeated one nudged by a tick). The frame is
-  /// rgba8, yuv420p or yuv420p10 of info()'s size (an empty one is allocated as rgba8), and may
-  /// be one made for the devices: rows are written where frame.row() and frame.plane_row() say.
-  /// RGBA8 is converted with swscale. yuv420p and yuv420p10 get the decoder's planes as they are
-  /// when they are 4:2:0 of that depth, else resampled by swscale (deeper or other subsampled Y'CbCr keeps its
-  /// encoding); its yuv_encoding() is the picture's (info().yuv_encoding, unless the stream
+  /// rgba8, rgba32f or of a plane format, of info()'s size (an empty one is allocated as rgba8),
+  /// and may be one made for the devices: rows are written where frame.row() and
+  /// frame.plane_row() say. RGBA is converted with swscale. A plane frame gets the decoder's
+  /// planes as they are when they are its layout and depth, else rearranged or resampled by
+  /// swscale in the picture's own encoding (NV12 and P010 to yuv420p and yuv420p10 exactly); its yuv_encoding() is the picture's (info().yuv_encoding, unless the stream
   /// changes it). Pictures without one (RGB, grey, other matrices) are converted as for RGBA8,
   /// then into BT.709 from 720 lines, else BT.601, limited range, as VideoWriter converts RGBA8.
   /// Returns false at the end of the stream or of the requested range.
@@ -204,11 +205,12 @@ struct VideoWriterOptions {
   /// Target bits per second; 0 keeps the encoder's default.
   std::int64_t bitrate = 0;
   /// The encoder's pixel format ("yuv420p", "yuv444p", "bgra", ...). Empty chooses: the
-  /// source's own for Y'CbCr deeper than 8 bits where the encoder has it (yuv422p10le, ...); for
-  /// lossless codecs the source's 4:2:0 planes (yuv420p, yuv420p10le) where the encoder has
-  /// them, else the least lossy format from RGBA (ffv1 keeps RGBA exactly); yuv444p for .y4m;
-  /// for the others yuv420p10le for a source deeper than 8 bits where the encoder has it, else
-  /// yuv420p (yuv444p when the size is odd). "Deeper than 8 bits" with default_bit_depth.
+  /// source's own Y'CbCr format where the encoder has it (as FFmpeg does: yuv422p, yuv420p10le,
+  /// yuv444p12le, ...), in lossless codecs unless deeper than default_bit_depth, in lossy ones
+  /// where it is 8-bit or both are deeper, and where the size holds whole chroma samples; else
+  /// for lossless codecs the least lossy format from RGBA (ffv1 keeps RGBA exactly); yuv444p for
+  /// .y4m; for the others yuv420p10le for a source deeper than 8 bits where the encoder has it,
+  /// else yuv420p (yuv444p when the size is odd). "Deeper than 8 bits" with default_bit_depth.
   std::string pix_fmt;
   /// The source's depth as the default pixel format sees it (0: the source's own): tandem gives
   /// 8 where tonemap makes SDR video of HDR, which SDR players take as 8-bit 4:2:0.
@@ -239,7 +241,7 @@ struct VideoWriterOptions {
   int threads = 0;
 };
 
-/// Encodes RGBA8, yuv420p or yuv420p10 frames into a new file whose container is named by the extension, and
+/// Encodes RGBA8, rgba32f or plane frames into a new file whose container is named by the extension, and
 /// copies other streams' packets into it. The file is written to a hidden temporary file beside the
 /// output and renamed into place by finish(), so a failed run never leaves a half-written file.
 class VideoWriter {
@@ -265,9 +267,9 @@ class VideoWriter {
   VideoWriter(const VideoWriter&) = delete;
   VideoWriter& operator=(const VideoWriter&) = delete;
 
-  /// Encodes a frame of the video's size, rgba8, yuv420p or yuv420p10, with timestamp `pts`
-  /// (time_base units); pts must increase from frame to frame. A plane frame's planes go to the
-  /// encoder as they are when it takes 4:2:0 of their depth (yuv420p or yuvj420p, yuv420p10le)
+  /// Encodes a frame of the video's size, rgba8, rgba32f or of a plane format, with timestamp
+  /// `pts` (time_base units); pts must increase from frame to frame. A plane frame's planes go to
+  /// the encoder as they are when it takes their layout and depth (yuv420p or yuvj420p, yuv422p10le, ...)
   /// in the frame's yuv_encoding(); otherwise swscale converts
   /// them from that encoding into the encoder's pixel format and colours, those an RGBA8 frame
   /// would get. The colour tags written do not depend on the frames.

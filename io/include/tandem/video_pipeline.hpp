@@ -49,12 +49,14 @@ struct VideoRunStats {
   std::size_t frame_bytes_in = 0, frame_bytes_out = 0;
 };
 
-/// The format frames of `reader` go to the devices in, for `writer`: yuv420p or yuv420p10, the
-/// decoder's planes copied as they are and converted to RGBA (rgba8 or rgba32f) and back by the
-/// devices, where the video is 4:2:0 of 8 or 10 bits in a matrix the devices convert
-/// (VideoInfo::yuv_encoding) and the writer encodes 4:2:0 (it converts a depth of its own);
-/// otherwise converted by swscale on the host: to rgba32f (through planar float R'G'B') where both
-/// the video and the writer's pixel format are deeper than 8 bits, to rgba8 where either is not.
+/// The format frames of `reader` go to the devices in, for `writer`: the plane format of the
+/// decoder's Y'CbCr pictures (yuv420p, yuv422p10, yuv444p12, ...; NV12 and P010 rearranged to
+/// yuv420p and yuv420p10), copied as they are and converted to RGBA (rgba8 for 8 bits, rgba32f
+/// for more) and back by the devices, where the video is in a matrix the devices convert
+/// (VideoInfo::yuv_encoding) and the writer encodes Y'CbCr (it converts a layout or depth of its
+/// own); otherwise converted by swscale on the host: to rgba32f (through planar float R'G'B')
+/// where both the video and the writer's pixel format are deeper than 8 bits, to rgba8 where
+/// either is not.
 PixelFormat device_format(const VideoReader& reader, const VideoWriter& writer);
 
 /// Processes every frame `reader` gives with `pipeline` and writes it, with the source's other
