@@ -305,6 +305,21 @@ TEST_F(VideoIo, HdrMetadataOfTheBitstreamIsReadAndCarried) {
     }
     EXPECT_EQ(VideoReader(out).info().peak_luminance, peak);
   }
+  // Written as SDR (what tonemap makes: the command line rewrites the transfer), the copy states
+  // no HDR metadata.
+  const fs::path sdr = dir_ / "out" / "sdr.mkv";
+  {
+    VideoReader reader(dir_ / "hdr-sei-1000.mp4", {.keep_packets = true});
+    VideoWriterOptions options{.codec = "ffv1"};
+    options.color_transfer = "iec61966-2-1";
+    VideoWriter writer(sdr, reader, options);
+    Frame frame;
+    std::int64_t pts;
+    while (reader.read(frame, pts)) writer.write(frame, pts);
+    writer.finish();
+  }
+  EXPECT_EQ(VideoReader(sdr).info().color_transfer, "iec61966-2-1");
+  EXPECT_EQ(VideoReader(sdr).info().peak_luminance, 0);
 }
 
 TEST_F(VideoIo, StartDurationAndFrameLimit) {
