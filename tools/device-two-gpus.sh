@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Two GPUs of one context against one (issue 13) in one call on a two-GPU machine (bash
+# ../shared/device/setup.sh here first; carry .device): builds tandem-bench alone (the suite runs
+# in the single-GPU calls), then for issue 13's four graphs at 1080p and 4K a stream of whole
+# frames on both GPUs (--devices gpu) against the first alone (1.0), and coexec (one frame at a
+# time, bands) on both GPUs against each alone. Everything lands in $OUT.
+set -u
+source .device/prelude.sh
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+cmake -S . -B /tmp/b -DCMAKE_BUILD_TYPE=Release -DTANDEM_WITH_OPENCV=OFF -DTANDEM_WITH_FFMPEG=OFF \
+  -DTANDEM_BUILD_VIEW=OFF -DTANDEM_BUILD_TESTS=OFF > /tmp/configure.txt 2>&1 || { tail -30 /tmp/configure.txt; exit 1; }
+cmake --build /tmp/b --target tandem_bench > /tmp/build.txt 2>&1 || { grep -m20 -iE 'error' /tmp/build.txt; exit 1; }
+nvidia-smi -L > "$OUT/machine.txt"; nproc >> "$OUT/machine.txt"
+echo "built $(date -u +%T)"
+export TANDEM_CACHE_DIR=/tmp/tandem-bench-cache
+B=/tmp/b/apps/bench/tandem-bench
+for size in 1920x1080 3840x2160; do
+  for g in "gaussian=sigma=2,saturation=1.3,tonemap" "gaussian=sigma=8,bilateral,saturation=1.3" "saturation=1.3" "bilateral"; do
+    for d in gpu 1.0; do
+      timeout 60 $B stream --devices "$d" --size $size --graph "$g" --frames 150 --warmup 20 > /tmp/s.txt 2>&1
+      cat /tmp/s.txt >> "$OUT/two-gpus-stream.txt"
+      # Means (ms a frame): one at a time, 2 and 3 frames on the devices, two threads.
+      echo "== stream $size $d $g: means $(grep -oE 'mean [0-9.]+ ms' /tmp/s.txt | awk '{print $2}' | tr '\n' ' ')"
+    done
+  done
+done
+for size in 1920x1080 3840x2160; do
+  for g in "gaussian=sigma=2,saturation=1.3,tonemap" "gaussian=sigma=8,bilateral,saturation=1.3" "saturation=1.3" "bilateral"; do
+    timeout 60 $B coexec --devices gpu --size $size --graph "$g" --frames 100 > /tmp/c.txt 2>&1
+    cat /tmp/c.txt >> "$OUT/two-gpus-coexec.txt"
+    echo "== coexec $size $g: $(grep -E 'speed-up' /tmp/c.txt | tr '\n' ' ')"
+  done
+done
+echo "end $(date -u +%T)"
