@@ -921,6 +921,18 @@ std::vector<FilterCase> filter_cases() {
     m(3, 3) = 1;
     return on_ring(view, [m](const cv::Mat& s, cv::Mat& d) { cv::transform(s, d, m); });
   };
+  // eq with gamma 1: out = l + s (c - Y), l = k (Y - 0.5) + 0.5 + b, as a 4x5 affine matrix (the
+  // offset in 8-bit levels); alpha kept.
+  auto eq = [&](float b, float k, float a) {
+    const float w[3] = {0.2126f, 0.7152f, 0.0722f};
+    cv::Matx<float, 4, 5> m = cv::Matx<float, 4, 5>::zeros();
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 3; ++j) m(i, j) = (k - a) * w[j] + (i == j ? a : 0.0f);
+      m(i, 4) = (0.5f * (1 - k) + b) * 255;
+    }
+    m(3, 3) = 1;
+    return on_ring(view, [m](const cv::Mat& s, cv::Mat& d) { cv::transform(s, d, m); });
+  };
   auto reinhard = on_ring(rgb, [](const cv::Mat& s, cv::Mat& d) {
     static const cv::Ptr<cv::TonemapReinhard> op = cv::createTonemapReinhard(2.2f, 0, 1, 0);
     op->process(s, d);
@@ -930,6 +942,7 @@ std::vector<FilterCase> filter_cases() {
   auto gaussian = [](double) { return 0; };
   auto box = [](int) { return 0; };
   auto saturation = [](float) { return 0; };
+  auto eq = [](float, float, float) { return 0; };
   const int bilateral = 0, reinhard = 0;
 #endif
   const PixelFormat u8 = PixelFormat::rgba8;
@@ -948,6 +961,8 @@ std::vector<FilterCase> filter_cases() {
       bilateral);
   add("saturation 1.3", "saturation=1.3", u8, {"saturation"},
       "cv::transform CV_8UC4 with the 4x4 matrix of Y + 1.3 (c - Y)", saturation(1.3f));
+  add("eq", "eq=brightness=0.05:contrast=1.2:saturation=1.3", u8, {"eq"},
+      "cv::transform CV_8UC4 with the 4x5 affine matrix of eq's gamma-1 curve", eq(0.05f, 1.2f, 1.3f));
   add("tonemap reinhard", "tonemap", f32, {"tonemap"},
       "cv::TonemapReinhard(gamma 2.2, intensity 0, light_adapt 1, color_adapt 0) CV_32FC3 -> "
       "CV_32FC3 (a related global operator, not the same curve; tandem writes 8-bit sRGB)",
