@@ -1,4 +1,4 @@
-// The stencil filters (gaussian, box, bilateral) against their host references on every device,
+// The stencil filters (gaussian, box, bilateral, unsharp) against their host references on every device,
 // on awkward sizes, both pixel formats, radii larger than the image; and the halo property: a
 // frame computed in bands (chunks on one device, or split across devices), each band with its
 // halo, gives the same result as the whole frame at once.
@@ -9,6 +9,9 @@
 //  - box rgba8: exact. Sums are integers on both sides.
 //  - bilateral rgba8: 1 LSB. The device's exp() may differ from the host's by a few ulp, which
 //    moves a value lying within ~1e-4 of a rounding boundary to the other side.
+//  - unsharp rgba8: 1 LSB. Its sums are integers on both sides, but a device may contract the
+//    mean's product into the difference after it (PoCL 5 contracts across statements) where the
+//    host rounds it first, which can move a value on a rounding boundary.
 //  - rgba32f: 1e-5 relative (to max(1, |reference|); values are in [0, 4)). The kernels sum in
 //    float, in places in another order than the host and with fused multiply-adds, and their
 //    exp() and division may be a few ulp off: results move by a few ulp (up to 4e-7 seen on
@@ -152,6 +155,32 @@ TEST(Box, WhiteStaysWhiteAtTheLargestSixteenBitSums) {
   }
 }
 
+TEST(Unsharp, MatchesReferenceOnEveryDevice) {
+  check_against_reference({{"unsharp", 1},
+                           {"unsharp=amount=2.5:radius=5", 1},
+                           {"unsharp=amount=-1:radius=11", 1, false}});
+}
+
+// A stencil's epilogue runs the chain after it as the chain's own pass would: fused equals
+// unfused to the bit, in both schedules.
+TEST(Unsharp, FusedEqualsUnfused) {
+  const Frame input = input_frame(333, 77, PixelFormat::rgba8, 5);
+  for (Schedule schedule : kForcedSchedules) {
+    for (const std::string& device : device_ids()) {
+      SCOPED_TRACE(device + " " + std::string(to_string(schedule)));
+      PipelineOptions fused;
+      fused.split = "single";
+      fused.schedule = schedule;
+      PipelineOptions apart = fused;
+      apart.fuse = false;
+      const std::string graph = "unsharp=amount=1.5:radius=3,saturation=1.3";
+      EXPECT_EQ(max_difference(run_graph(graph, input, device, fused),
+                               run_graph(graph, input, device, apart)),
+                0.0);
+    }
+  }
+}
+
 TEST(Bilateral, MatchesReferenceOnEveryDevice) {
   // The large frame only with a small window: the host reference is slow.
   check_against_reference({{"bilateral=sigma_s=1.5:sigma_r=0.1", 1},
@@ -221,6 +250,7 @@ const std::vector<std::vector<std::string>> kChains = {
     {"gaussian=sigma=2", "box=radius=64"},
     {"gaussian=sigma=2", "box=radius=3"},
     {"box=radius=3", "bilateral=sigma_s=3:sigma_r=0.1", "gaussian=sigma=2"},
+    {"gaussian=sigma=2", "unsharp=amount=1.5:radius=3"},
 };
 
 struct BandRun {
@@ -245,8 +275,12 @@ void check_bands(const std::string& devices, const std::vector<BandRun>& runs,
         const Frame expected = reference_chain(chain, input);
         // Gaussian and box compute exactly on rgba8, so bands from any device equal one device
         // and the reference to the bit; bilateral may differ by 1 where devices' exp() differ,
-        // and a linear stage after it (weights summing to 1) keeps that within 1.
-        const double tolerance8 = graph.find("bilateral") != std::string::npos ? 1 : 0;
+        // and a linear stage after it (weights summing to 1) keeps that within 1; unsharp by 1
+        // where a device contracts its multiply-add (see the top of this file).
+        const double tolerance8 = graph.find("bilateral") != std::string::npos ||
+                                          graph.find("unsharp") != std::string::npos
+                                      ? 1
+                                      : 0;
         for (const std::string& split : run.splits) {
           SCOPED_TRACE(graph + " split " + split + " on " + std::to_string(run.size.width) + "x" +
                        std::to_string(run.size.height) + " " + std::string(to_string(format)) +
@@ -313,7 +347,10 @@ TEST(Stencils, TiledScheduleMatchesReferenceOnEveryDevice) {
                            {"bilateral=sigma_s=1.5:sigma_r=0.1", 1},
                            {"bilateral=sigma_s=3:sigma_r=0.1", 1, false},
                            {"bilateral=sigma_s=4:sigma_r=0.1", 1, false},  // radius 8
-                           {"bilateral=sigma_s=4.5:sigma_r=0.1", 1, false}},
+                           {"bilateral=sigma_s=4.5:sigma_r=0.1", 1, false},
+                           // unsharp_tiled on 8-bit frames; float frames take rows.
+                           {"unsharp", 1},
+                           {"unsharp=amount=2.5:radius=5", 1}},
                           Schedule::tiles);
 }
 
@@ -326,6 +363,7 @@ TEST(Stencils, TiledBandsEqualTheWholeFrame) {
       {"gaussian=sigma=2", "box=radius=64"},
       {"gaussian=sigma=8", "saturation=1.3"},
       {"box=radius=3", "bilateral=sigma_s=3:sigma_r=0.1", "gaussian=sigma=2"},
+      {"box=radius=1", "unsharp=amount=1.5:radius=3"},
   };
   check_bands(device_ids().front(),
               {{{3, 7}, chains, {"chunks:2"}}, {{333, 271}, chains, {"chunks:50"}}},

@@ -933,6 +933,14 @@ std::vector<FilterCase> filter_cases() {
     m(3, 3) = 1;
     return on_ring(view, [m](const cv::Mat& s, cv::Mat& d) { cv::transform(s, d, m); });
   };
+  // unsharp: in + a (in - mean of the window): cv::blur, then cv::addWeighted (1 + a, -a).
+  auto unsharp = [&](double a, int r) {
+    return on_ring(view, [a, r](const cv::Mat& s, cv::Mat& d) {
+      cv::Mat mean;
+      cv::blur(s, mean, cv::Size(2 * r + 1, 2 * r + 1), cv::Point(-1, -1), cv::BORDER_REFLECT_101);
+      cv::addWeighted(s, 1 + a, mean, -a, 0, d);
+    });
+  };
   auto reinhard = on_ring(rgb, [](const cv::Mat& s, cv::Mat& d) {
     static const cv::Ptr<cv::TonemapReinhard> op = cv::createTonemapReinhard(2.2f, 0, 1, 0);
     op->process(s, d);
@@ -943,6 +951,7 @@ std::vector<FilterCase> filter_cases() {
   auto box = [](int) { return 0; };
   auto saturation = [](float) { return 0; };
   auto eq = [](float, float, float) { return 0; };
+  auto unsharp = [](double, int) { return 0; };
   const int bilateral = 0, reinhard = 0;
 #endif
   const PixelFormat u8 = PixelFormat::rgba8;
@@ -959,6 +968,9 @@ std::vector<FilterCase> filter_cases() {
       "cv::bilateralFilter CV_8UC3 (OpenCV takes 1 or 3 channels, tandem does 4), d " +
           std::to_string(bilateral_d) + ", sigmaColor 25.5, sigmaSpace 3, BORDER_REFLECT_101",
       bilateral);
+  add("unsharp", "unsharp", u8, {"unsharp"},
+      "cv::blur CV_8UC4 5x5 BORDER_REFLECT_101, then cv::addWeighted(src, 2, mean, -1)",
+      unsharp(1, 2));
   add("saturation 1.3", "saturation=1.3", u8, {"saturation"},
       "cv::transform CV_8UC4 with the 4x4 matrix of Y + 1.3 (c - Y)", saturation(1.3f));
   add("eq", "eq=brightness=0.05:contrast=1.2:saturation=1.3", u8, {"eq"},
