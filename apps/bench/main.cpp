@@ -941,6 +941,10 @@ std::vector<FilterCase> filter_cases() {
       cv::addWeighted(s, 1 + a, mean, -a, 0, d);
     });
   };
+  // Non-local means with tandem's defaults' windows: 3x3 patches, an 11x11 search, h 10.
+  auto denoise = on_ring(rgb, [](const cv::Mat& s, cv::Mat& d) {
+    cv::fastNlMeansDenoisingColored(s, d, 10, 10, 3, 11);
+  });
   auto reinhard = on_ring(rgb, [](const cv::Mat& s, cv::Mat& d) {
     static const cv::Ptr<cv::TonemapReinhard> op = cv::createTonemapReinhard(2.2f, 0, 1, 0);
     op->process(s, d);
@@ -952,7 +956,7 @@ std::vector<FilterCase> filter_cases() {
   auto saturation = [](float) { return 0; };
   auto eq = [](float, float, float) { return 0; };
   auto unsharp = [](double, int) { return 0; };
-  const int bilateral = 0, reinhard = 0;
+  const int bilateral = 0, reinhard = 0, denoise = 0;
 #endif
   const PixelFormat u8 = PixelFormat::rgba8;
   const PixelFormat f32 = PixelFormat::rgba32f;
@@ -971,6 +975,11 @@ std::vector<FilterCase> filter_cases() {
   add("unsharp", "unsharp", u8, {"unsharp"},
       "cv::blur CV_8UC4 5x5 BORDER_REFLECT_101, then cv::addWeighted(src, 2, mean, -1)",
       unsharp(1, 2));
+  add("denoise", "denoise", u8, {"denoise"},
+      "cv::fastNlMeansDenoisingColored CV_8UC3, h 10, hColor 10, template 3, search 11 (in "
+      "CIELAB, sliding sums: a patch's distance costs a constant, where tandem's kernel "
+      "compares the 9 pixels of each patch)",
+      denoise);
   add("saturation 1.3", "saturation=1.3", u8, {"saturation"},
       "cv::transform CV_8UC4 with the 4x4 matrix of Y + 1.3 (c - Y)", saturation(1.3f));
   add("eq", "eq=brightness=0.05:contrast=1.2:saturation=1.3", u8, {"eq"},
