@@ -41,7 +41,15 @@ The ops and what they are to tandem (filters/*.cpp); what is not the same is sai
                 where tandem uses BT.709, and the luma rounded to 8 bits in between. On the CPU
                 column: cv2.transform with the 4x4 matrix of Y + 1.3 (c - Y), BT.709, as
                 tandem-bench.
-Not covered: tonemap (OpenCV's Tonemap* classes have no OpenCL path), blend.
+  unsharp       blur 5x5, then addWeighted(src 2, blur -1): tandem's unsharp defaults (amount 1,
+                radius 2) in two T-API passes.
+  denoise       fastNlMeansDenoisingColored h 10, hColor 10, template 3, search 11 on CV_8UC3
+                (RGB UMats made once): tandem's denoise defaults' windows; OpenCV works in
+                CIELAB with sliding sums and a weight table, tandem compares RGB patches
+                directly through exp(). Slow on a CPU: run it with --only denoise and few
+                --frames.
+Not covered: tonemap (OpenCV's Tonemap* classes have no OpenCL path), blend, eq (the T-API has
+no affine colour transform: cv2.transform runs on the CPU).
 
 The T-API falls back to the CPU without a word when an op's OpenCL path declines its inputs:
 the script refuses to run without an OpenCL device, and the CPU column is there to compare
@@ -171,6 +179,13 @@ def tapi_ops(src, width, height):
         cv2.cvtColor(grey, cv2.COLOR_GRAY2RGBA, dst=grey4)
         cv2.addWeighted(s, 1.3, grey4, -0.3, 0.0, dst=dst)
 
+    def unsharp(i):
+        s = src[i % n]
+        cv2.blur(s, (5, 5), dst=grey4, borderType=border)
+        cv2.addWeighted(s, 2.0, grey4, -1.0, 0.0, dst=dst)
+
+    rgb = [cv2.cvtColor(u, cv2.COLOR_RGBA2RGB) for u in src]
+    dst3 = cv2.UMat(height, width, cv2.CV_8UC3)
     return {
         "copy": lambda i: cv2.copyTo(src[i % n], None, dst),
         "gaussian s=2": lambda i: cv2.GaussianBlur(src[i % n], (0, 0), 2, dst=dst, sigmaY=2,
@@ -187,6 +202,8 @@ def tapi_ops(src, width, height):
         "point-wise": lambda i: cv2.convertScaleAbs(src[i % n], dst=dst, alpha=1.3,
                                                     beta=-38.4),
         "saturation": saturation,
+        "unsharp": unsharp,
+        "denoise": lambda i: cv2.fastNlMeansDenoisingColored(rgb[i % n], dst3, 10, 10, 3, 11),
     }
 
 
@@ -220,6 +237,10 @@ def cpu_ops(frames, width, height):
         "point-wise": lambda i: cv2.convertScaleAbs(frames[i % n], dst=dst, alpha=1.3,
                                                     beta=-38.4),
         "saturation": lambda i: cv2.transform(frames[i % n], m, dst=dst),
+        "unsharp": lambda i: cv2.addWeighted(
+            frames[i % n], 2.0,
+            cv2.blur(frames[i % n], (5, 5), borderType=border), -1.0, 0.0, dst=dst),
+        "denoise": lambda i: cv2.fastNlMeansDenoisingColored(rgb[i % n], dst3, 10, 10, 3, 11),
     }
 
 
