@@ -34,8 +34,7 @@ class Denoise final : public Filter {
     const bool u8 = in.format == PixelFormat::rgba8;
     // Hexadecimal float literals: the kernel's constant is the reference's to the bit.
     char constant[64];
-    std::snprintf(constant, sizeof constant, " -DINV_H2=%af",
-                  static_cast<double>(inverse_h2(u8)));
+    std::snprintf(constant, sizeof constant, " -DINV_H2=%af", static_cast<double>(inverse_h2(u8)));
     static const std::vector<std::string> kSources{"denoise.cl"};
     cl::Program program = ctx.program(
         kSources, "-DSEARCH=" + std::to_string(search_) + " -DPATCH=" + std::to_string(patch_) +
@@ -113,9 +112,10 @@ class Denoise final : public Filter {
 FilterSpec describe_denoise() {
   return {
       .name = "denoise",
-      .help = "Non-local means: each pixel the mean of the pixels of its search window, weighted "
-              "by how alike the patches around them are (alpha kept). Heavy: (2 search + 1)^2 "
-              "(2 patch + 1)^2 comparisons a pixel.",
+      .help =
+          "Non-local means: each pixel the mean of the pixels of its search window, weighted "
+          "by how alike the patches around them are (alpha kept). Heavy: (2 search + 1)^2 "
+          "(2 patch + 1)^2 comparisons a pixel.",
       .params = {{.name = "strength",
                   .type = ParamType::real,
                   .default_value = 10,

@@ -72,10 +72,11 @@ class Eq final : public Filter {
 FilterSpec describe_eq() {
   return {
       .name = "eq",
-      .help = "Brightness, contrast, gamma and saturation as FFmpeg's eq: Y' (Rec. 709 weights) "
-              "takes contrast about 0.5, then brightness, then gamma; the colour difference "
-              "scales by saturation. On BT.709 video's Y'CbCr planes with gamma 1, it maps the "
-              "codes.",
+      .help =
+          "Brightness, contrast, gamma and saturation as FFmpeg's eq: Y' (Rec. 709 weights) "
+          "takes contrast about 0.5, then brightness, then gamma; the colour difference "
+          "scales by saturation. On BT.709 video's Y'CbCr planes with gamma 1, it maps the "
+          "codes.",
       .params = {{.name = "brightness",
                   .type = ParamType::real,
                   .default_value = 0,

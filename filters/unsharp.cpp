@@ -55,8 +55,7 @@ class Unsharp final : public Filter {
     const DeviceImage sums = ctx.scratch(this, 0, PixelFormat::rgba32f, ctx.y0(), rows);
     static const std::vector<std::string> kSources{"unsharp.cl"};
     cl::Program program = ctx.program(
-        kSources,
-        options_ + " -DPIXEL_RGBA8=" + (in.format == PixelFormat::rgba8 ? "1" : "0"));
+        kSources, options_ + " -DPIXEL_RGBA8=" + (in.format == PixelFormat::rgba8 ? "1" : "0"));
 
     cl::Kernel vertical = ctx.kernel(program, "unsharp_vertical");
     set_image_args(vertical, 0, in);
@@ -132,8 +131,9 @@ class Unsharp final : public Filter {
 FilterSpec describe_unsharp() {
   return {
       .name = "unsharp",
-      .help = "Sharpens (or, with a negative amount, blurs): each pixel plus amount times its "
-              "difference from the mean of its square window, as FFmpeg's unsharp.",
+      .help =
+          "Sharpens (or, with a negative amount, blurs): each pixel plus amount times its "
+          "difference from the mean of its square window, as FFmpeg's unsharp.",
       .params = {{.name = "amount",
                   .type = ParamType::real,
                   .default_value = 1,

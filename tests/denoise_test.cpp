@@ -85,7 +85,8 @@ TEST_P(DenoiseTest, RaisesThePsnrOfANoisyPicture) {
 INSTANTIATE_TEST_SUITE_P(EveryDevice, DenoiseTest, ::testing::ValuesIn(test::device_ids()),
                          [](const auto& info) {
                            std::string name = "device_" + info.param;
-                           for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           for (char& c : name)
+                             c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
                            return name;
                          });
 
@@ -96,7 +97,7 @@ TEST(DenoiseCoexec, BandsEqualOneDevice) {
   const Frame input = test::random_frame(301, 97, PixelFormat::rgba8, 4);
   const std::string graph = "denoise=strength=20:patch=1:search=4";
   const Frame one = test::run_graph(graph, input, test::device_ids().front(), "single");
-  for (const std::string split : {test::split_first(0.3), test::split_first(0.02)}) {
+  for (const std::string& split : {test::split_first(0.3), test::split_first(0.02)}) {
     SCOPED_TRACE(split);
     const Frame co = test::run_graph(graph, input, "all", split);
     EXPECT_LE(test::max_difference(co, one), 1.0);

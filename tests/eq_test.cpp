@@ -49,7 +49,8 @@ TEST_P(EqTest, GreyRampFollowsFfmpegsCurve) {
   Frame ramp(256, 2, PixelFormat::rgba8);
   for (int y = 0; y < 2; ++y) {
     for (int x = 0; x < 256; ++x) {
-      for (int c = 0; c < 4; ++c) ramp.row(y)[4 * x + c] = static_cast<std::uint8_t>(c < 3 ? x : 255);
+      for (int c = 0; c < 4; ++c)
+        ramp.row(y)[4 * x + c] = static_cast<std::uint8_t>(c < 3 ? x : 255);
     }
   }
   struct Curve {
@@ -109,7 +110,8 @@ TEST_P(EqTest, OnBt709PlanesWithGammaOneItMapsTheCodes) {
 INSTANTIATE_TEST_SUITE_P(EveryDevice, EqTest, ::testing::ValuesIn(test::device_ids()),
                          [](const auto& info) {
                            std::string name = "device_" + info.param;
-                           for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           for (char& c : name)
+                             c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
                            return name;
                          });
 
