@@ -241,14 +241,15 @@ TEST_F(VideoIo, ReadsFramesSizesAndTimestamps) {
   EXPECT_TRUE(reader.errors().empty());
 }
 
-// A 10-bit HDR10-tagged stream (BT.2020, PQ): its depth and colour description are read, and a
-// written copy carries the description (its frames keep the input's primaries and transfer).
+// A 10-bit HDR10-tagged stream (BT.2020, PQ): its depth, colour description and chroma siting
+// are read, and a written copy carries them (its frames keep the input's primaries, transfer
+// and chroma samples).
 TEST_F(VideoIo, ColourDescriptionIsReadAndCarried) {
   const fs::path src = dir_ / "hdr.mkv";
   ASSERT_TRUE(
       ffmpeg("-f lavfi -i testsrc=size=160x120:rate=25 -t 0.4 -pix_fmt yuv420p10le "
              "-color_primaries bt2020 -color_trc smpte2084 -colorspace bt2020nc "
-             "-color_range tv -c:v ffv1 " +
+             "-color_range tv -chroma_sample_location topleft -c:v ffv1 " +
              quote(src)));
   const fs::path out = dir_ / "out" / "copy.mkv";
   {
@@ -259,6 +260,7 @@ TEST_F(VideoIo, ColourDescriptionIsReadAndCarried) {
     EXPECT_EQ(info.color_transfer, "smpte2084");
     EXPECT_EQ(info.color_matrix, "bt2020nc");
     EXPECT_EQ(info.color_range, "tv");
+    EXPECT_EQ(info.chroma_location, "topleft");
     VideoWriter writer(out, reader, {.codec = "ffv1", .pix_fmt = "yuv420p"});
     Frame frame;
     std::int64_t pts;
@@ -271,6 +273,8 @@ TEST_F(VideoIo, ColourDescriptionIsReadAndCarried) {
   EXPECT_EQ(copy.info().color_transfer, "smpte2084");
   EXPECT_EQ(copy.info().color_matrix, "bt2020nc");
   EXPECT_EQ(copy.info().color_range, "tv");
+  // 4:2:0 again: its chroma samples sit where they sat.
+  EXPECT_EQ(copy.info().chroma_location, "topleft");
   // An 8-bit stream that states nothing: nothing is read, and the writer's defaults apply.
   VideoReader plain(source());
   EXPECT_EQ(plain.info().bit_depth, 8);

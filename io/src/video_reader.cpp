@@ -360,6 +360,9 @@ void VideoReader::Impl::open(const fs::path& path) {
                                   AVCOL_SPC_NB, av_color_space_name);
   info.color_range = colour_name(stored_value(par->color_range), AVCOL_RANGE_UNSPECIFIED,
                                  AVCOL_RANGE_NB, av_color_range_name);
+  info.chroma_location = colour_name(stored_value(par->chroma_location),
+                                     AVCHROMA_LOC_UNSPECIFIED, AVCHROMA_LOC_NB,
+                                     av_chroma_location_name);
   info.yuv_encoding =
       yuv_encoding_of(static_cast<AVPixelFormat>(par->format), stored_value(par->color_space),
                       stored_value(par->color_range), info.height);

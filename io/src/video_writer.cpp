@@ -390,6 +390,17 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
       const int v = av_color_transfer_from_name(transfer_name.c_str());
       if (v >= 0) enc->color_trc = static_cast<AVColorTransferCharacteristic>(v);
     }
+    // Chroma siting: a frame no filter changes keeps its chroma samples (the devices take each
+    // for the pixels it covers and give back their mean), so it keeps their siting where the
+    // output keeps the input's subsampling.
+    const AVPixFmtDescriptor* in_layout = av_pix_fmt_desc_get(av_get_pix_fmt(video.pixel_format.c_str()));
+    const AVPixFmtDescriptor* out_layout = av_pix_fmt_desc_get(pix);
+    const int siting = av_chroma_location_from_name(video.chroma_location.c_str());
+    if (siting > 0 && is_yuv(pix) && in_layout && out_layout &&
+        in_layout->log2_chroma_w == out_layout->log2_chroma_w &&
+        in_layout->log2_chroma_h == out_layout->log2_chroma_h) {
+      enc->chroma_sample_location = static_cast<AVChromaLocation>(siting);
+    }
     if (options.bitrate > 0) enc->bit_rate = options.bitrate;
     if (options.crf < -1) {
       throw Error(what() + "crf " + std::to_string(options.crf) +

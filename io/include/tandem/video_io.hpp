@@ -98,6 +98,9 @@ struct VideoInfo {
   std::string color_transfer;   ///< "bt709", "smpte2084" (PQ), "arib-std-b67" (HLG), ...
   std::string color_matrix;     ///< "bt709", "bt2020nc", "smpte170m", ...
   std::string color_range;      ///< "tv" (limited) or "pc" (full)
+  /// Where subsampled chroma samples sit ("left", "center", "topleft", ...), where the stream
+  /// says; VideoWriter writes it back where the output keeps the subsampling.
+  std::string chroma_location;
   /// The brightest light of the content in nits, as HDR10's static metadata in the container
   /// states it (MaxCLL, else the mastering display's peak); 0 when it states neither.
   double peak_luminance = 0;
