@@ -18,7 +18,7 @@ class DenoiseTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(DenoiseTest, MatchesHostReferenceOnAwkwardSizes) {
   // The heavy filter: the host reference takes seconds a megapixel, so no 1921x1081 here.
-  const std::vector<test::Size> sizes = {{1, 1}, {3, 7}, {64, 64}, {257, 67}};
+  const std::vector<Size> sizes = {{1, 1}, {3, 7}, {64, 64}, {257, 67}};
   for (const auto& size : sizes) {
     for (const std::string graph : {"denoise", "denoise=strength=25:patch=2:search=3"}) {
       for (PixelFormat format : {PixelFormat::rgba8, PixelFormat::rgba32f}) {

@@ -38,7 +38,7 @@ Frame one_at_a_time(const Frame& input) {
 // first completes the oldest frame itself.
 TEST(DoubleBuffer, FramesInFlightEqualTheReferenceFrameByFrame) {
   for (const int depth : {1, 3, 5}) {
-    for (const test::Size size : {test::Size{3, 7}, test::Size{333, 217}}) {
+    for (const Size size : {Size{3, 7}, Size{333, 217}}) {
       SCOPED_TRACE(testing::Message()
                    << depth << " frames on the devices, " << size.width << "x" << size.height);
       DeviceSet set = DeviceSet::open("all");

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -99,6 +100,12 @@ void for_each_value(const Frame& a, const Frame& b, Fn fn) {
 
 }  // namespace
 
+std::string device_test_name(const std::string& id) {
+  std::string name = "device_" + id;
+  for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return name;
+}
+
 double max_difference(const Frame& a, const Frame& b) {
   double worst = 0;
   for_each_value(a, b, [&](double d) { worst = std::max(worst, d); });
@@ -135,7 +142,8 @@ Frame run_reference(const std::string& graph, const Frame& input) {
   const GraphNode& node = g.nodes()[0];
   auto filter = node.spec->make(node.params);
   const PixelFormat format = filter->output_format(std::vector<PixelFormat>{input.format()});
-  Frame output(input.width(), input.height(), format);
+  const Size size = filter->output_size(std::vector<Size>{{input.width(), input.height()}});
+  Frame output(size.width, size.height, format);
   const Frame* inputs[] = {&input};
   filter->reference(inputs, output);
   return output;

@@ -16,6 +16,9 @@ namespace tandem::test {
 /// Ids ("0.0", ...) of every OpenCL device present; the suites run each kernel on each.
 std::vector<std::string> device_ids();
 
+/// "device_0_1" for device id "0.1": a test name for INSTANTIATE_TEST_SUITE_P.
+std::string device_test_name(const std::string& id);
+
 /// Number of devices DeviceSet::open(spec) opens.
 std::size_t device_count(const std::string& spec = "all");
 
@@ -53,9 +56,6 @@ inline const std::vector<Schedule> kForcedSchedules = {Schedule::tiles, Schedule
 Frame run_reference(const std::string& graph, const Frame& input);
 
 /// Awkward sizes every kernel is checked on.
-struct Size {
-  int width, height;
-};
 inline const std::vector<Size> kAwkwardSizes = {{1, 1}, {3, 7}, {64, 64}, {1921, 1081}};
 
 /// The message of the tandem::Error `f` throws, or "(no error)".

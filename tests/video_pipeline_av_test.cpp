@@ -51,6 +51,9 @@ class VideoPipeline : public ::testing::Test {
     VideoWriterOptions wo;
     wo.codec = "ffv1";
     wo.pix_fmt = pix_fmt;
+    const Size size = pipeline.output_size({reader.info().width, reader.info().height});
+    wo.width = size.width;
+    wo.height = size.height;
     VideoWriter writer(out, reader, wo);
     EXPECT_EQ(device_format(reader, writer),
               pix_fmt.empty() ? PixelFormat::yuv420p : PixelFormat::rgba8);
@@ -101,6 +104,80 @@ TEST_F(VideoPipeline, EveryFrameEqualsTheImagePathInOrder) {
     }
     EXPECT_FALSE(result.read(b, pb)) << "an extra frame";
     EXPECT_EQ(k, 40);
+  }
+}
+
+// A graph that changes the size writes video of its output's size, every frame the image path
+// on its input frame, planes and RGBA alike (bands are of output rows; each node maps them back).
+TEST_F(VideoPipeline, AGraphThatChangesTheSizeWritesVideoOfItsSize) {
+  const fs::path in = make_video("in.mkv", 12, "161x97");
+  const std::string graph = "crop=120:80:9:7,gaussian=sigma=1.5,pad=140:96:11:5,saturation=1.3";
+  for (const std::string pix_fmt : {"", "bgra"}) {
+    SCOPED_TRACE(pix_fmt.empty() ? "planes" : "RGBA");
+    const PixelFormat format = pix_fmt.empty() ? PixelFormat::yuv420p : PixelFormat::rgba8;
+    const fs::path out = dir_ / "out.mkv";
+    DeviceSet devices = DeviceSet::open("all");
+    PipelineOptions po;
+    po.persist_split = false;
+    {
+      Pipeline pipeline(devices, Graph::parse(graph), po);
+      EXPECT_EQ(pipeline.output_size({161, 97}), (Size{140, 96}));
+      EXPECT_EQ(pipeline.output_size({1920, 1080}), (Size{140, 96}));
+      EXPECT_EQ(process_file(in, out, pipeline, {}, pix_fmt), 12);
+    }
+    VideoReader source(in), result(out);
+    ASSERT_EQ(result.info().width, 140);
+    ASSERT_EQ(result.info().height, 96);
+    Frame a(source.info().width, source.info().height, format), b(140, 96, format);
+    std::int64_t pa = 0, pb = 0;
+    int k = 0;
+    while (source.read(a, pa)) {
+      ASSERT_TRUE(result.read(b, pb)) << "frame " << k << " is missing";
+      const Frame want = test::run_graph(graph, a, "all", "single");
+      ASSERT_EQ(want.width(), 140);
+      ASSERT_TRUE(test::within(
+          b, want,
+          test::tolerance_within("all", PixelFormat::rgba8).amplified(1.4, PixelFormat::rgba8)))
+          << "frame " << k;
+      ++k;
+    }
+    EXPECT_FALSE(result.read(b, pb)) << "an extra frame";
+    EXPECT_EQ(k, 12);
+  }
+}
+
+// fade follows the frames' timestamps: frame k of a 25 fps video is at k / 25 s, so a fade over
+// 0.2 s reaches the picture at frame 5; each frame equals one run of it at its time.
+TEST_F(VideoPipeline, FadeFollowsTheFramesTimestamps) {
+  const fs::path in = make_video("in.mkv", 8, "96x64");
+  const std::string graph = "fade=duration=0.2";
+  const fs::path out = dir_ / "out.mkv";
+  DeviceSet devices = DeviceSet::open("all");
+  {
+    Pipeline pipeline(devices, Graph::parse(graph), {.persist_split = false});
+    EXPECT_EQ(process_file(in, out, pipeline), 8);
+  }
+  VideoReader source(in), result(out);
+  Frame a(96, 64, PixelFormat::yuv420p), b(96, 64, PixelFormat::yuv420p);
+  std::int64_t pa = 0, pb = 0;
+  for (int k = 0; source.read(a, pa); ++k) {
+    ASSERT_TRUE(result.read(b, pb)) << "frame " << k;
+    Pipeline one(devices, Graph::parse(graph), {.split = "single", .persist_split = false});
+    Frame want;
+    one.wait(one.submit(a, want, {k, k / 25.0}));
+    EXPECT_TRUE(test::within(b, want, test::tolerance_within("all", PixelFormat::yuv420p)))
+        << "frame " << k;
+    if (k == 0) {
+      EXPECT_GT(test::max_difference(b, a), 50.0) << "frame 0 is black";
+    }
+    if (k >= 5) {
+      // The picture, through the same conversions to R'G'B' and back.
+      Pipeline same(devices, Graph::parse("saturation=1"),
+                    {.split = "single", .planes = false, .persist_split = false});
+      Frame picture;
+      same.process(a, picture);
+      EXPECT_EQ(test::max_difference(b, picture), 0.0) << "frame " << k << " is the picture";
+    }
   }
 }
 

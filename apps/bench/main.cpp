@@ -866,8 +866,27 @@ struct FilterCase {
 #endif
 };
 
+// A 33-point .cube of a smooth grade for lut3d's case, written once to the temporary directory.
+std::string bench_cube() {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "tandem-bench-33.cube";
+  std::ofstream out(path);
+  out << "LUT_3D_SIZE 33\n";
+  for (int b = 0; b < 33; ++b) {
+    for (int g = 0; g < 33; ++g) {
+      for (int r = 0; r < 33; ++r) {
+        const double x = r / 32.0, y = g / 32.0, z = b / 32.0;
+        out << std::sqrt(x) * 0.9 + 0.05 * y << ' ' << y * y << ' '
+            << 0.5 + 0.5 * std::sin(3 * z + x) << '\n';
+      }
+    }
+  }
+  return path.string();
+}
+
 std::vector<FilterCase> filter_cases() {
   std::vector<FilterCase> cases;
+  const std::string cube = bench_cube();
   auto add = [&](std::string label, std::string graph, PixelFormat format,
                  std::vector<std::string> needs, std::string opencv_label,
                  [[maybe_unused]] auto opencv) {
@@ -945,6 +964,41 @@ std::vector<FilterCase> filter_cases() {
   auto denoise = on_ring(rgb, [](const cv::Mat& s, cv::Mat& d) {
     cv::fastNlMeansDenoisingColored(s, d, 10, 10, 3, 11);
   });
+  // cv::resize to the size of scale=W:H with the flag's interpolation.
+  auto resize = [&](int w, int h, const std::string& flags) {
+    const int interpolation = flags == "bilinear"  ? cv::INTER_LINEAR
+                              : flags == "lanczos" ? cv::INTER_LANCZOS4
+                              : flags == "area"    ? cv::INTER_AREA
+                                                   : cv::INTER_CUBIC;
+    return on_ring(view, [w, h, interpolation](const cv::Mat& s, cv::Mat& d) {
+      cv::resize(s, d, cv::Size(w, h), 0, 0, interpolation);
+    });
+  };
+  auto crop = on_ring(
+      view, [](const cv::Mat& s, cv::Mat& d) { s(cv::Rect(320, 180, 1280, 720)).copyTo(d); });
+  auto pad = on_ring(view, [](const cv::Mat& s, cv::Mat& d) {
+    cv::copyMakeBorder(s, d, 60, 1200 - s.rows - 60, 64, 2048 - s.cols - 64, cv::BORDER_CONSTANT,
+                       cv::Scalar(0, 0, 0, 255));
+  });
+  auto rotate = on_ring(
+      view, [](const cv::Mat& s, cv::Mat& d) { cv::rotate(s, d, cv::ROTATE_90_CLOCKWISE); });
+  auto hflip = on_ring(view, [](const cv::Mat& s, cv::Mat& d) { cv::flip(s, d, 1); });
+  // fade to black at a level: R, G, B times it, alpha kept.
+  auto fade = on_ring(
+      view, [](const cv::Mat& s, cv::Mat& d) { cv::multiply(s, cv::Scalar(0.4, 0.4, 0.4, 1), d); });
+  // OpenCV has no 3D table: a direct loop over the pixels stands in (lut3d's host reference,
+  // rows in parallel with TBB), on the same cores.
+  auto direct_lut = [cube](const std::vector<Frame>& ring) -> OpenCvRun {
+    const tandem::FilterSpec& spec = tandem::FilterRegistry::instance().get("lut3d");
+    tandem::Params params(spec.params);
+    params.set_text("file", cube);
+    std::shared_ptr<tandem::Filter> filter = spec.make(params);
+    auto out = std::make_shared<Frame>(ring[0].width(), ring[0].height(), ring[0].format());
+    return [filter, out, frames = &ring](int i) {
+      const Frame* inputs[] = {&(*frames)[static_cast<std::size_t>(i) % frames->size()]};
+      filter->reference(inputs, *out);
+    };
+  };
   auto reinhard = on_ring(rgb, [](const cv::Mat& s, cv::Mat& d) {
     static const cv::Ptr<cv::TonemapReinhard> op = cv::createTonemapReinhard(2.2f, 0, 1, 0);
     op->process(s, d);
@@ -956,6 +1010,8 @@ std::vector<FilterCase> filter_cases() {
   auto saturation = [](float) { return 0; };
   auto eq = [](float, float, float) { return 0; };
   auto unsharp = [](double, int) { return 0; };
+  auto resize = [](int, int, const std::string&) { return 0; };
+  const int direct_lut = 0, crop = 0, pad = 0, rotate = 0, hflip = 0, fade = 0;
   const int bilateral = 0, reinhard = 0, denoise = 0;
 #endif
   const PixelFormat u8 = PixelFormat::rgba8;
@@ -984,6 +1040,30 @@ std::vector<FilterCase> filter_cases() {
       "cv::transform CV_8UC4 with the 4x4 matrix of Y + 1.3 (c - Y)", saturation(1.3f));
   add("eq", "eq=brightness=0.05:contrast=1.2:saturation=1.3", u8, {"eq"},
       "cv::transform CV_8UC4 with the 4x5 affine matrix of eq's gamma-1 curve", eq(0.05f, 1.2f, 1.3f));
+  // Sizes of their own, whatever --size says: 1080p input frames down by half (OpenCV and tandem
+  // both take 2x2 blocks there) and up to 2160p.
+  add("scale=960:540 bilinear", "scale=960:540:flags=bilinear", u8, {"scale"},
+      "cv::resize CV_8UC4 to 960x540, INTER_LINEAR", resize(960, 540, "bilinear"));
+  add("scale=3840:2160 bicubic", "scale=3840:2160:flags=bicubic", u8, {"scale"},
+      "cv::resize CV_8UC4 to 3840x2160, INTER_CUBIC", resize(3840, 2160, "bicubic"));
+  add("crop 1280x720", "crop=1280:720:320:180", u8, {"crop"},
+      "cv::Mat ROI 1280x720 at 320,180, copyTo", crop);
+  add("pad 2048x1200", "pad=2048:1200:64:60", u8, {"pad"},
+      "cv::copyMakeBorder CV_8UC4 to 2048x1200, BORDER_CONSTANT", pad);
+  add("transpose clock", "transpose=clock", u8, {"transpose"},
+      "cv::rotate CV_8UC4, ROTATE_90_CLOCKWISE", rotate);
+  add("hflip", "hflip", u8, {"hflip"}, "cv::flip CV_8UC4, 1", hflip);
+  add("fade", "fade=nb_frames=100000:start_frame=0", u8, {"fade"},
+      "cv::multiply CV_8UC4 by Scalar(0.4, 0.4, 0.4, 1) (one frame of a fade: tandem takes its "
+      "level from the frame number)",
+      fade);
+  add("overlay picture in picture",
+      "[in]split[a][b];[b]crop=480:270:0:0[c];[a][c]overlay=x=1400:y=760", u8,
+      {"split", "crop", "overlay"}, "", nullptr);
+  add("lut3d 33 tetrahedral", "lut3d=file=" + cube, u8, {"lut3d"},
+      "a direct loop over the pixels, tetrahedral (lut3d's host reference, TBB: OpenCV has no "
+      "3D table)",
+      direct_lut);
   add("tonemap reinhard", "tonemap", f32, {"tonemap"},
       "cv::TonemapReinhard(gamma 2.2, intensity 0, light_adapt 1, color_adapt 0) CV_32FC3 -> "
       "CV_32FC3 (a related global operator, not the same curve; tandem writes 8-bit sRGB)",
@@ -1155,16 +1235,20 @@ int run_filters(const Options& o, const Machine& machine, BinaryDump* dump) {
     }
     Graph graph;
     PixelFormat out_format = c.format;
+    tandem::Size out_size{o.width, o.height};
     try {
       graph = Graph::parse(c.graph);
       out_format = graph.validate(c.format);
+      out_size = graph.output_size(out_size);  // scale writes a frame of its own size
     } catch (const tandem::Error& e) {
       std::printf("  cannot parse: %s (skipped)\n\n", e.what());
       skipped.push_back(c.label + " (graph does not parse)");
       continue;
     }
     const std::size_t read = pixels * tandem::bytes_per_pixel(c.format);
-    const std::size_t written = pixels * tandem::bytes_per_pixel(out_format);
+    const std::size_t written = static_cast<std::size_t>(out_size.width) *
+                                static_cast<std::size_t>(out_size.height) *
+                                tandem::bytes_per_pixel(out_format);
     std::printf("  compulsory bytes per frame: %.2f MB read + %.2f MB written (%s)\n",
                 static_cast<double>(read) / 1e6, static_cast<double>(written) / 1e6,
                 std::string(tandem::to_string(out_format)).c_str());

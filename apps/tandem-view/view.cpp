@@ -145,11 +145,12 @@ View::View(const ViewOptions& options)
 
 void View::rebuild(Graph graph) {
   graph.validate(source_.format());
+  const Size size = graph.output_size({source_.width(), source_.height()});
   PipelineOptions pipeline_options;
   pipeline_options.split = options_.split;
   auto pipeline = std::make_unique<Pipeline>(devices_, std::move(graph), pipeline_options);
-  Frame output = pipeline->make_frame(source_.width(), source_.height(),
-                                      pipeline->output_format(source_.format()));
+  Frame output =
+      pipeline->make_frame(size.width, size.height, pipeline->output_format(source_.format()));
   pipeline_ = std::move(pipeline);
   output_ = std::move(output);
   busy_history_.clear();
@@ -330,6 +331,11 @@ void View::draw_parameters() {
     ImGui::TextUnformatted(node.spec->name.c_str());
     for (std::size_t k = 0; k < node.spec->params.size(); ++k) {
       const ParamSpec& p = node.spec->params[k];
+      if (p.type == ParamType::text) {
+        // A file's path: typed in the graph's text box.
+        ImGui::LabelText(p.name.c_str(), "%s", node.params.text(p.name).c_str());
+        continue;
+      }
       const auto is_pending = [&] {
         return pending_.node == static_cast<int>(n) && pending_.param == k;
       };

@@ -35,13 +35,15 @@ int list_devices() {
 int list_filters() {
   for (const tandem::FilterSpec* f : tandem::FilterRegistry::instance().all()) {
     std::printf("%s", f->name.c_str());
-    if (f->inputs != 1 || f->outputs != 1) {
+    if (f->inputs_for) {
+      std::printf("  (up to %d inputs, by its options)", f->inputs);
+    } else if (f->inputs != 1 || f->outputs != 1) {
       std::printf("  (%d input%s, %d output%s)", f->inputs, f->inputs == 1 ? "" : "s", f->outputs,
                   f->outputs == 1 ? "" : "s");
     }
     std::printf("\n    %s\n", f->help.c_str());
     for (const auto& p : f->params) {
-      std::printf("    %-10s %s [%s]\n", p.name.c_str(), p.help.c_str(),
+      std::printf("    %-12s %s [%s]\n", p.name.c_str(), p.help.c_str(),
                   p.describe_range().c_str());
     }
   }

@@ -136,6 +136,7 @@ int run(const RunOptions& o) {
   tandem::Graph graph = tandem::Graph::parse(o.graph);
   tandem::Frame input = tandem::read_image(o.input, tandem::kMinRowAlignment, o.max_pixels);
   graph.validate(input.format());
+  graph.output_size({input.width(), input.height()});
 
   tandem::DeviceSet devices = tandem::DeviceSet::open(o.devices);
   tandem::Pipeline pipeline(devices, std::move(graph), pipeline_options(o));

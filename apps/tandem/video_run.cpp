@@ -182,6 +182,9 @@ int run_video(const RunOptions& o, tandem::AtomicFile* report) {
   tandem::DeviceSet devices = tandem::DeviceSet::open(o.devices);
   tandem::Pipeline pipeline(devices, std::move(graph), pipeline_options(o));
 
+  const tandem::Size size = pipeline.output_size({info.width, info.height});
+  wo.width = size.width;
+  wo.height = size.height;
   wo.codec = o.codec;
   wo.crf = o.crf;
   wo.bitrate = o.bitrate;
@@ -314,8 +317,13 @@ int run_video_to_images(const RunOptions& o, tandem::AtomicFile* report) {
   tandem::Frame output;
   std::int64_t pts = 0;
   try {
+    std::int64_t first_pts = 0;
     while (!g_interrupted && reader.read(frame, pts)) {
-      pipeline.process(frame, output);
+      // Its time from the first frame's, for filters that follow it (fade).
+      const std::int64_t index = static_cast<std::int64_t>(written.size());
+      if (index == 0) first_pts = pts;
+      pipeline.wait(
+          pipeline.submit(frame, output, tandem::frame_time(info, index, pts, first_pts)));
       written.push_back(sequence ? tandem::image_sequence_path(
                                        o.output, static_cast<std::int64_t>(written.size()) + 1)
                                  : first);

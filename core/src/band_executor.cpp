@@ -92,8 +92,6 @@ void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& o
   std::vector<Pass>& passes = plan_.passes;
   const int output_value = plan_.output_value;
   cl::CommandQueue& queue = device.queue();
-  const int width = input.width();
-  const int height = input.height();
   const bool zero_copy = device.info().host_unified_memory;
   BandPlan& plan = band_plan(d, slot, input, output, band);
   const std::vector<Range>& need = plan.need;
@@ -142,6 +140,9 @@ void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& o
     const Range r = need[p.output];
     if (r.empty()) continue;
     const DeviceImage& out = images[p.output];
+    // A pass's size is its output's (a fused chain's inputs have it too).
+    const int width = plan.sizes[p.output].width;
+    const int height = plan.sizes[p.output].height;
     BandContext ctx(device, ws, ProgramCache::global(), width, height, r.lo, r.hi, events.compute,
                     schedule_, p.has_epilogue() ? &p.epilogue : nullptr);
 
@@ -228,12 +229,13 @@ void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& o
     if (!collect_stats) continue;
     // Only the band's own rows count (the pass may compute rows of its neighbours, for a
     // stencil after it). Read back without blocking, below: the frame's wait covers it.
-    const std::size_t count = groups * band.rows();
+    const Range own = plan.own[p.output];
+    const std::size_t count = groups * own.rows();
     auto* host = reinterpret_cast<cl_float2*>(
         ws.host(this, kStatsSlotBase - static_cast<int>(pi), sizeof(cl_float2) * count, pinned_));
     stats_reads.push_back(
-        {partial, sizeof(cl_float2) * groups * (band.lo - r.lo), sizeof(cl_float2) * count, host});
-    stats_rows.push_back({pi, partial, band, host, count});
+        {partial, sizeof(cl_float2) * groups * (own.lo - r.lo), sizeof(cl_float2) * count, host});
+    stats_rows.push_back({pi, partial, own, host, count, static_cast<double>(own.rows()) * width});
   }
 
   // The result is the source itself, or rows of a wider intermediate: copy the band's rows.
@@ -241,7 +243,7 @@ void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& o
   const DeviceImage& result = images[output_value];
   if (result.buffer() != band_out.buffer()) {
     const std::size_t row_bytes =
-        static_cast<std::size_t>(width) * bytes_per_pixel(output.format());
+        static_cast<std::size_t>(output.width()) * bytes_per_pixel(output.format());
     const std::size_t src = (band.lo - result.first_row) * result.pitch;
     const int copies = result.pitch == band_out.pitch ? 1 : band.rows();
     for (int i = 0; i < copies; ++i) {

@@ -18,13 +18,7 @@
 
 namespace tandem::detail {
 
-// Rows [lo, hi) of a frame.
-struct Range {
-  int lo = 0;
-  int hi = 0;
-  bool empty() const { return hi <= lo; }
-  int rows() const { return hi - lo; }
-};
+using Range = RowRange;
 
 // The smallest range holding both.
 Range unite(Range a, Range b);
@@ -51,11 +45,15 @@ struct BandPlan {
   };
 
   std::uint64_t generation = 0;  // of the lowered graph it was made for; 0: none
-  Range band;
-  int width = 0, height = 0;
+  Range band;                    // rows of the output
+  Size input_size, output_size;
   PixelFormat input_format = PixelFormat::rgba8, output_format = PixelFormat::rgba8;
   std::size_t input_pitch = 0, output_pitch = 0;
+  std::vector<Size> sizes;          // per value
   std::vector<Range> need;          // per value
+  // Per value: the rows this band counts in frame statistics, its share of the value's rows
+  // (the band's own rows where the value has the output's height).
+  std::vector<Range> own;
   double halo_rows = 0;             // rows a value holds beyond the band's, a mean over them
   std::vector<DeviceImage> images;  // per value; the source's buffer set per frame where zero-copy
   DeviceImage band_out;             // the band's rows of the output; its buffer likewise

@@ -13,7 +13,7 @@ void run_chunks(const ChunkRun& run, const Frame& input, Frame& output, int chun
                 bool collect_stats, std::vector<DeviceTimes>& times, FrameSums& sums) {
   DeviceSet& devices = run.devices;
   const std::size_t n = devices.size();
-  const int height = input.height();
+  const int height = output.height();  // chunks are of output rows
   std::vector<int> todo;
   for (int lo = (height - 1) / chunk_rows * chunk_rows; lo >= 0; lo -= chunk_rows) todo.push_back(lo);
   std::mutex chunk_mutex;  // guards todo, sums, times, failures

@@ -84,6 +84,10 @@ void apply_plane_map(const PlaneMap& map, const Frame& input, Frame& output) {
 
 // ---- Filter defaults ----
 
+std::string to_string(Size size) {
+  return std::to_string(size.width) + "x" + std::to_string(size.height);
+}
+
 PixelFormat Filter::output_format(std::span<const PixelFormat> inputs) const {
   for (auto f : inputs) {
     if (f != inputs.front()) {
@@ -92,6 +96,20 @@ PixelFormat Filter::output_format(std::span<const PixelFormat> inputs) const {
     }
   }
   return inputs.empty() ? PixelFormat::rgba8 : inputs.front();
+}
+
+Size Filter::output_size(std::span<const Size> inputs) const {
+  for (const Size& s : inputs) {
+    if (s != inputs.front()) {
+      throw Error("inputs of different sizes, " + to_string(inputs.front()) + " and " +
+                  to_string(s) + " (scale, crop or pad one of them first)");
+    }
+  }
+  return inputs.empty() ? Size{} : inputs.front();
+}
+
+RowRange Filter::input_rows(RowRange rows, int, Size in, Size) const {
+  return {std::max(0, rows.lo - halo()), std::min(in.height, rows.hi + halo())};
 }
 
 void Filter::enqueue(BandContext&, std::span<const DeviceImage>, const DeviceImage&) const {
@@ -271,6 +289,11 @@ void BandContext::enqueue(cl::Kernel& kernel, const cl::NDRange& global, const c
   events_.push_back(event);
 }
 
+cl::Buffer BandContext::constant(const void* owner, int slot, const void* data, std::size_t bytes,
+                                 std::uint64_t version) {
+  return workspace_.constant(device_.context(), owner, slot, data, bytes, version);
+}
+
 // ---- Workspace ----
 
 cl::Buffer detail::Workspace::buffer(const cl::Context& context, const void* owner, int slot,
@@ -281,6 +304,17 @@ cl::Buffer detail::Workspace::buffer(const cl::Context& context, const void* own
     s.bytes = bytes;
   }
   return s.buffer;
+}
+
+cl::Buffer detail::Workspace::constant(const cl::Context& context, const void* owner, int slot,
+                                       const void* data, std::size_t bytes, std::uint64_t version) {
+  Constant& c = constants_[{owner, slot}];
+  if (!c.buffer() || c.version != version) {
+    c.buffer = cl::Buffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                          std::max<std::size_t>(bytes, 1), const_cast<void*>(data));
+    c.version = version;
+  }
+  return c.buffer;
 }
 
 std::uint8_t* detail::Workspace::host(const void* owner, int slot, std::size_t bytes,

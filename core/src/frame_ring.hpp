@@ -52,6 +52,7 @@ struct InFlight {
   Frame* output = nullptr;
   int slot = 0;  // which of each device's workspaces it uses
   std::size_t device = kEveryDevice;  // a whole frame's device (whole-frames scheduling)
+  FrameTime time;                     // where it lies in its video
   bool collect_stats = false;
   bool smooth = true;
   bool prepass = false;  // a still image's statistics pre-pass: not a frame of the report

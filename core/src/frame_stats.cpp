@@ -17,6 +17,7 @@ constexpr double kStatsSmoothing = 0.25;
 void add_partials(const std::vector<StatsRows>& entries, FrameSums& sums) {
   for (const StatsRows& e : entries) {
     StatsSums& s = sums[e.pass];
+    s.pixels += e.pixels;
     for (const cl_float2& v : std::span(e.host, e.count)) {
       s.log_sum += v.s[0];
       s.maximum = std::max(s.maximum, static_cast<double>(v.s[1]));
@@ -24,10 +25,9 @@ void add_partials(const std::vector<StatsRows>& entries, FrameSums& sums) {
   }
 }
 
-void FrameStatistics::combine(const FrameSums& sums, double pixels, bool smooth,
-                              std::uint64_t ticket) {
+void FrameStatistics::combine(const FrameSums& sums, bool smooth, std::uint64_t ticket) {
   for (const auto& [pi, sum] : sums) {
-    const FrameStats measured{std::exp(sum.log_sum / pixels), sum.maximum};
+    const FrameStats measured{std::exp(sum.log_sum / std::max(sum.pixels, 1.0)), sum.maximum};
     auto [it, first] = by_pass_.try_emplace(pi, measured);
     if (!smooth) {
       it->second = measured;

@@ -27,12 +27,14 @@ struct StatsRows {
   Range rows;
   const cl_float2* host;  // the partials read back, in the band's workspace
   std::size_t count;
+  double pixels;  // of the rows they cover
 };
 
 /// Sums of the statistics partials of a frame, per pass.
 struct StatsSums {
   double log_sum = 0;
   double maximum = 0;
+  double pixels = 0;
 };
 using FrameSums = std::map<std::size_t, StatsSums>;
 
@@ -49,10 +51,10 @@ class FrameStatistics {
   explicit FrameStatistics(std::uint64_t lag = 1) : lag_(std::max<std::uint64_t>(lag, 1)) {}
   /// None yet: the first frame needs a pre-pass.
   bool empty() const { return by_pass_.empty(); }
-  /// Frame `ticket` of `pixels` pixels completed with `sums` (frames complete in ticket order):
+  /// Frame `ticket` completed with `sums` (frames complete in ticket order):
   /// with `smooth`, blended into the running statistics in the log domain (a cut or a flash
   /// eases in over a few frames); without, a pre-pass, the frame's own statistics.
-  void combine(const FrameSums& sums, double pixels, bool smooth, std::uint64_t ticket);
+  void combine(const FrameSums& sums, bool smooth, std::uint64_t ticket);
   /// Hands each pass the statistics as they are now (a still's pre-pass).
   void apply(std::vector<Pass>& passes) const;
   /// Hands each pass the statistics frame `ticket` runs with: those after frame ticket - lag,

@@ -100,7 +100,7 @@ void check_structure(const Graph& graph) {
 
   for (int i = 0; i < count; ++i) {
     const GraphNode& node = nodes[static_cast<std::size_t>(i)];
-    const int declared = node.spec->inputs;
+    const int declared = node.spec->input_count(node.params);
     const int connected = static_cast<int>(node.inputs.size());
     if (connected < declared) {
       fail_at_node(graph, i,
@@ -267,6 +267,14 @@ class Parser {
   /// A maximal run of characters that are neither whitespace nor delimiters.
   Token read_word() {
     skip_space();
+    if (!at_end() && text_[pos_] == '\'') {
+      // A quoted value ('a path: with spaces'), as FFmpeg's: what is between the quotes.
+      const std::size_t open = pos_++;
+      const std::size_t close = text_.find('\'', pos_);
+      if (close == std::string_view::npos) fail(open, text_.size() - open, "unterminated quote");
+      pos_ = close + 1;
+      return {text_.substr(open + 1, close - open - 1), open + 1};
+    }
     const std::size_t start = pos_;
     while (!at_end() && !is_space(text_[pos_]) && !is_delimiter(text_[pos_])) ++pos_;
     return {text_.substr(start, pos_ - start), start};
@@ -347,11 +355,12 @@ class Parser {
   void connect_inputs(const FilterSpec& spec, Token name, int index,
                       const std::vector<LabelToken>& labels, std::optional<PadRef> carried,
                       GraphNode& node) {
-    const std::size_t declared = static_cast<std::size_t>(spec.inputs);
+    const int takes = spec.input_count(node.params);
+    const std::size_t declared = static_cast<std::size_t>(takes);
     if (labels.size() > declared) {
       const LabelToken& extra = labels[declared];
       fail(extra.pos, extra.length,
-           "too many input labels: " + spec.name + " takes " + count_of(spec.inputs, "input"));
+           "too many input labels: " + spec.name + " takes " + count_of(takes, "input"));
     }
     const std::size_t connected = labels.size() + (carried ? 1 : 0);
     if (connected > declared) {
@@ -359,8 +368,8 @@ class Parser {
           labels.empty() ? ""
                          : count_of(static_cast<int>(labels.size()), "labelled input") + " and ";
       fail(name.pos, name.text.size(),
-           "too many inputs: " + spec.name + " takes " + count_of(spec.inputs, "input") +
-               " but gets " + labelled + "the output of the filter before it");
+           "too many inputs: " + spec.name + " takes " + count_of(takes, "input") + " but gets " +
+               labelled + "the output of the filter before it");
     }
     node.inputs.assign(declared, PadRef{});
     for (std::size_t k = 0; k < labels.size(); ++k) {
@@ -375,7 +384,7 @@ class Parser {
     }
     if (first_open < declared) {
       std::string message =
-          "unconnected input: " + spec.name + " takes " + count_of(spec.inputs, "input") + " but " +
+          "unconnected input: " + spec.name + " takes " + count_of(takes, "input") + " but " +
           (first_open == 0 ? std::string("none") : "only " + std::to_string(first_open)) +
           (first_open == 1 ? " is" : " are") + " connected";
       if (first_open == 0) message += " (only the first filter's unlabelled input is the source)";
@@ -529,12 +538,11 @@ class Parser {
 
 std::string format_options(const GraphNode& node) {
   std::string text;
-  const std::span<const double> values = node.params.values();
   const std::vector<ParamSpec>& specs = node.spec->params;
-  for (std::size_t i = 0; i < specs.size() && i < values.size(); ++i) {
-    if (values[i] == specs[i].default_value) continue;  // parse() starts from the defaults
+  for (std::size_t i = 0; i < specs.size() && i < node.params.values().size(); ++i) {
+    if (node.params.is_default(i)) continue;  // parse() starts from the defaults
     text += text.empty() ? "=" : ":";
-    text += specs[i].name + "=" + specs[i].format(values[i]);
+    text += specs[i].name + "=" + node.params.format(i);
   }
   return text;
 }
@@ -596,7 +604,11 @@ int Graph::add(std::string_view name, const Params& params, std::vector<PadRef> 
                     std::to_string(i) + " is '" + key + "', not '" + params.specs()[i].name + "'");
       }
       try {
-        node.params.set(key, params.values()[i]);
+        if (spec.params[i].type == ParamType::text) {
+          node.params.set_text(key, params.text(key));
+        } else {
+          node.params.set(key, params.values()[i]);
+        }
       } catch (const Error& e) {
         throw Error(invalid_value_message(spec, e.what()));
       }
@@ -773,6 +785,37 @@ PixelFormat Graph::validate(PixelFormat input) const {
     }
   }
   return output_.node < 0 ? input : formats[static_cast<std::size_t>(output_.node)];
+}
+
+std::vector<Size> Graph::node_sizes(Size input) const {
+  check_structure(*this);
+  std::vector<Size> sizes(nodes_.size(), input);
+  for (int i : topological_order()) {
+    const GraphNode& node = nodes_[static_cast<std::size_t>(i)];
+    std::vector<Size> inputs;
+    for (const PadRef& pad : node.inputs) {
+      inputs.push_back(pad.node < 0 ? input : sizes[static_cast<std::size_t>(pad.node)]);
+    }
+    try {
+      const std::unique_ptr<Filter> filter =
+          node.spec->make ? node.spec->make(node.params) : nullptr;
+      if (!filter) throw Error(node.spec->name + " cannot be instantiated");
+      const Size out = filter->output_size(inputs);
+      if (out.width <= 0 || out.height <= 0) {
+        throw Error("makes a " + tandem::to_string(out) + " frame of a " +
+                    tandem::to_string(inputs.front()) + " input");
+      }
+      sizes[static_cast<std::size_t>(i)] = out;
+    } catch (const Error& e) {
+      fail_at_node(*this, i, node.spec->name + ": " + e.what());
+    }
+  }
+  return sizes;
+}
+
+Size Graph::output_size(Size input) const {
+  const std::vector<Size> sizes = node_sizes(input);
+  return output_.node < 0 ? input : sizes[static_cast<std::size_t>(output_.node)];
 }
 
 }  // namespace tandem

@@ -18,6 +18,7 @@ std::string number(double v) {
 }  // namespace
 
 std::string ParamSpec::format(double value) const {
+  if (type == ParamType::text) throw Error("internal: '" + name + "' is text (Params::format)");
   if (type == ParamType::choice) return choices.at(static_cast<std::size_t>(value));
   if (type == ParamType::integer) return std::to_string(static_cast<long long>(value));
   return number(value);
@@ -25,6 +26,9 @@ std::string ParamSpec::format(double value) const {
 
 std::string ParamSpec::describe_range() const {
   std::string range;
+  if (type == ParamType::text) {
+    return default_text.empty() ? "text, required" : "text, default '" + default_text + "'";
+  }
   if (type == ParamType::choice) {
     for (const auto& c : choices) range += (range.empty() ? "" : "|") + c;
   } else {
@@ -43,7 +47,18 @@ double ParamSpec::parse(std::string_view text) const {
     for (std::size_t i = 0; i < choices.size(); ++i) {
       if (choices[i] == text) return static_cast<double>(i);
     }
+    // FFmpeg's options take a choice's index too (transpose=1).
+    std::size_t index = 0;
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), index);
+    if (ec == std::errc() && ptr == text.data() + text.size() && index < choices.size()) {
+      return static_cast<double>(index);
+    }
     return fail("not one of the choices");
+  }
+  if (type == ParamType::text) {
+    if (text.empty()) return fail("empty");
+    if (text.find('\'') != std::string_view::npos) return fail("a graph cannot quote a quote");
+    return 0.0;
   }
   double value = 0;
   const char* end = text.data() + text.size();
@@ -61,6 +76,7 @@ double ParamSpec::check(double value, std::string_view text) const {
                 describe_range() + ")");
   };
   if (!std::isfinite(value)) return fail("not a number");
+  if (type == ParamType::text) return value == 0 ? value : fail("a text parameter's value is 0");
   if (type == ParamType::choice) {
     if (value < 0 || value >= static_cast<double>(choices.size()) || value != std::floor(value)) {
       return fail("not one of the choices");
@@ -74,7 +90,11 @@ double ParamSpec::check(double value, std::string_view text) const {
 
 Params::Params(std::span<const ParamSpec> specs) : specs_(specs) {
   values_.reserve(specs.size());
-  for (const auto& s : specs) values_.push_back(s.default_value);
+  texts_.reserve(specs.size());
+  for (const auto& s : specs) {
+    values_.push_back(s.type == ParamType::text ? 0.0 : s.default_value);
+    texts_.push_back(s.default_text);
+  }
 }
 
 std::size_t Params::index(std::string_view name) const {
@@ -89,6 +109,25 @@ std::size_t Params::index(std::string_view name) const {
 
 double Params::operator[](std::string_view name) const { return values_[index(name)]; }
 
+const std::string& Params::text(std::string_view name) const {
+  const std::size_t i = index(name);
+  if (specs_[i].type != ParamType::text)
+    throw Error("internal: '" + specs_[i].name + "' is no text");
+  return texts_[i];
+}
+
+std::string Params::format(std::size_t i) const {
+  if (specs_[i].type != ParamType::text) return specs_[i].format(values_[i]);
+  // The graph parser's delimiters and spaces need quotes (a path with none needs none).
+  const std::string& t = texts_[i];
+  return t.find_first_of(" \t\n=:,;[]'") == std::string::npos ? t : "'" + t + "'";
+}
+
+bool Params::is_default(std::size_t i) const {
+  return specs_[i].type == ParamType::text ? texts_[i] == specs_[i].default_text
+                                           : values_[i] == specs_[i].default_value;
+}
+
 void Params::set(std::string_view name, double value) {
   const std::size_t i = index(name);
   values_[i] = specs_[i].check(value);
@@ -97,6 +136,7 @@ void Params::set(std::string_view name, double value) {
 void Params::set_text(std::string_view name, std::string_view text) {
   const std::size_t i = index(name);
   values_[i] = specs_[i].parse(text);
+  if (specs_[i].type == ParamType::text) texts_[i] = std::string(text);
 }
 
 }  // namespace tandem

@@ -64,10 +64,6 @@ double elapsed_ms(std::chrono::steady_clock::time_point since) {
       .count();
 }
 
-double pixels(const Frame& frame) {
-  return static_cast<double>(frame.width()) * frame.height();
-}
-
 }  // namespace
 
 struct Pipeline::Impl {
@@ -94,6 +90,10 @@ struct Pipeline::Impl {
   int& output_value = lowered.output_value;
   detail::FrameFormats formats;  // what `lowered` was lowered for
   bool compiled = false;
+  bool timed = false;               // a pass has a filter that follows the frames' time (fade)
+  std::int64_t untimed_frames = 0;  // submitted without a time: the next one's index
+  Size sized_for{-1, -1};           // the input size `output_size` was found for
+  Size output_size;                 // the graph's output size for inputs of that size
   // Runs the bands, each frame in a workspace of its own on each device (frames_on_devices and
   // one more), so that a frame's upload never writes buffers a frame before is still reading.
   std::unique_ptr<detail::BandExecutor> executor;
@@ -211,6 +211,9 @@ struct Pipeline::Impl {
   // (`only`: of that device alone, where it does), before threads that enqueue look the
   // wrappers up.
   void bind_frames(const Frame& input, const Frame& output, std::size_t only = kEveryDevice);
+  // Tells the filters that follow the frames' time the next frame's (under `mutex`, or
+  // `args_mutex` where a device's thread enqueues).
+  void hand_time(const FrameTime& time);
   // Enqueues every band of `f`; throws DeviceFailure, or Error for a program that does not
   // build, once what it enqueued has ended. With `held` (exclusive()), one band after another;
   // else each device's band on its own thread under its lock, the first here.
@@ -286,6 +289,10 @@ void Pipeline::Impl::give_whole_frame(InFlight& f, std::size_t d) {
 void Pipeline::Impl::compile(const detail::FrameFormats& frames) {
   lowered = detail::lower(graph, frames, options.fuse, options.planes);
   formats = frames;
+  timed = false;
+  for (const Pass& p : lowered.passes) {
+    for (const Filter* f : p.filters) timed = timed || f->needs_frame_time();
+  }
   compiled = true;
   executor->replanned();
 }
@@ -294,6 +301,15 @@ Pipeline::Impl::Exclusive Pipeline::Impl::exclusive() {
   Exclusive held{std::unique_lock(gate), {}};
   for (std::size_t d = 0; d < devices.size(); ++d) held.devices.emplace_back(device_mutex[d]);
   return held;
+}
+
+void Pipeline::Impl::hand_time(const FrameTime& time) {
+  if (!timed) return;
+  for (Pass& p : passes) {
+    for (Filter* f : p.filters) {
+      if (f->needs_frame_time()) f->set_frame_time(time);
+    }
+  }
 }
 
 void Pipeline::Impl::bind_frames(const Frame& input, const Frame& output, std::size_t only) {
@@ -306,7 +322,7 @@ void Pipeline::Impl::bind_frames(const Frame& input, const Frame& output, std::s
 
 void Pipeline::Impl::enqueue_frame(InFlight& f, bool held) {
   const std::size_t n = devices.size();
-  f.bounds = band_boundaries(f.input->height(), f.fractions, band_quantum());
+  f.bounds = band_boundaries(f.output->height(), f.fractions, band_quantum());
   f.events.assign(n, {});
   f.enqueue_began.assign(n, {});
   f.after.assign(n, {});
@@ -397,7 +413,7 @@ void Pipeline::Impl::enqueue_band(InFlight& f, std::size_t d, bool tell_host_wro
 void Pipeline::Impl::feed_whole_frame(InFlight& f) {
   std::shared_lock shared(gate);
   std::unique_lock<std::mutex> args;
-  if (f.collect_stats) args = std::unique_lock(args_mutex);
+  if (f.collect_stats || timed) args = std::unique_lock(args_mutex);
   std::unique_lock lock(mutex);
   for (;;) {
     // Its device may have failed since the frame was given to it.
@@ -406,6 +422,7 @@ void Pipeline::Impl::feed_whole_frame(InFlight& f) {
       bind_frames(*f.input, *f.output, f.device);
     }
     if (f.collect_stats) stats.apply_for(passes, f.ticket);
+    hand_time(f.time);
     lock.unlock();
     std::optional<DeviceFailure> failed_on;
     try {
@@ -456,7 +473,7 @@ void Pipeline::Impl::wait_frame(InFlight& f) {
 
 void Pipeline::Impl::finish_frame(InFlight& f) {
   unmap(f, true);  // its callers hold every device's lock, or unmapped it already
-  if (f.collect_stats) stats.combine(f.stats_sums, pixels(*f.input), f.smooth, f.ticket);
+  if (f.collect_stats) stats.combine(f.stats_sums, f.smooth, f.ticket);
   if (f.prepass) return;
   record(f.ticket, f.fractions, f.times);
   if (f.device == kEveryDevice) {
@@ -469,6 +486,7 @@ void Pipeline::Impl::finish_frame(InFlight& f) {
 void Pipeline::Impl::run_now(InFlight& f) {
   f.device = kEveryDevice;  // in bands, whatever it was given before
   f.error = nullptr;
+  hand_time(f.time);
   for (;;) {
     f.fractions = policy->fractions();
     try {
@@ -673,9 +691,9 @@ void Pipeline::Impl::run_chunks(std::uint64_t ticket, const Frame& input, Frame&
   detail::run_chunks(run, input, output, (chunk_rows + q - 1) / q * q, collect_stats, times, sums);
   fractions.assign(times.size(), 0.0);
   for (std::size_t d = 0; d < times.size(); ++d) {
-    fractions[d] = static_cast<double>(times[d].rows) / input.height();
+    fractions[d] = static_cast<double>(times[d].rows) / output.height();
   }
-  if (collect_stats) stats.combine(sums, pixels(input), smooth, ticket);
+  if (collect_stats) stats.combine(sums, smooth, ticket);
 }
 
 void Pipeline::Impl::load_split(int width, int height) {
@@ -735,6 +753,10 @@ PixelFormat Pipeline::output_format(PixelFormat input) const {
   return detail::default_output_format(impl_->graph, input);
 }
 
+Size Pipeline::output_size(Size input) const {
+  return impl_->graph.output_size(input);
+}
+
 Frame Pipeline::make_frame(int width, int height, PixelFormat format) const {
   return impl_->devices.make_frame(width, height, format);
 }
@@ -742,6 +764,15 @@ Frame Pipeline::make_frame(int width, int height, PixelFormat format) const {
 void Pipeline::process(const Frame& input, Frame& output) { wait(submit(input, output)); }
 
 std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
+  std::int64_t index = 0;
+  {
+    std::lock_guard lock(impl_->mutex);
+    index = impl_->untimed_frames++;
+  }
+  return submit(input, output, {index, static_cast<double>(index) / 25});
+}
+
+std::uint64_t Pipeline::submit(const Frame& input, Frame& output, const FrameTime& time) {
   Impl& m = *impl_;
   std::unique_lock lock(m.mutex);
   if (input.empty()) throw Error("the input frame is empty");
@@ -751,11 +782,17 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
   const PixelFormat graph_out = m.compiled && working_format(m.formats.input) == working
                                     ? working_format(m.formats.output)
                                     : m.graph.validate(working);
-  const bool output_fits = !output.empty() && output.width() == input.width() &&
-                           output.height() == input.height() &&
+  const Size in_size{input.width(), input.height()};
+  if (!(m.sized_for == in_size)) {
+    m.output_size = m.graph.output_size(in_size);  // throws for sizes the graph cannot take
+    m.sized_for = in_size;
+  }
+  const Size out_size = m.output_size;
+  const bool output_fits = !output.empty() && output.width() == out_size.width &&
+                           output.height() == out_size.height &&
                            working_format(output.format()) == graph_out;
   if (!output_fits) {
-    output = make_frame(input.width(), input.height(),
+    output = make_frame(out_size.width, out_size.height,
                         detail::default_output_format(m.graph, input.format()));
   }
   if (is_planar(input.format()) && is_planar(output.format())) {
@@ -778,9 +815,9 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
     lock.unlock();
     Frame in = make_frame(input.width(), input.height(), input.format());  // pinned if it helps
     copy_pixels(input, in);
-    Frame out = make_frame(input.width(), input.height(), out_format);
+    Frame out = make_frame(out_size.width, out_size.height, out_format);
     out.set_yuv_encoding(output.yuv_encoding());
-    process(in, out);
+    wait(submit(in, out, time));
     copy_pixels(out, output);
     return ticket;
   }
@@ -809,6 +846,7 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
       } else {
         m.stats.apply_for(m.passes, ticket);
       }
+      m.hand_time(time);
       if (m.chunk_rows > 0) {
         std::vector<DeviceTimes> times;
         std::vector<double> fractions;
@@ -849,8 +887,8 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
     for (std::size_t d = 0; d < m.devices.size(); ++d) {
       const double last = d < m.last_frame_ms.size() ? m.last_frame_ms[d] : 0.0;
       const bool remembered = std::isfinite(last) && last > 0;
-      const double latency = remembered ? last : m.band_ms_per_row[d] * input.height();
-      const double interval = remembered ? last : m.band_interval_per_row[d] * input.height();
+      const double latency = remembered ? last : m.band_ms_per_row[d] * out_size.height;
+      const double interval = remembered ? last : m.band_interval_per_row[d] * out_size.height;
       if (interval <= 0) continue;
       m.frame_scheduler->seed(d, {interval, latency});
       char line[128];
@@ -885,6 +923,7 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
   f.ticket = ticket;
   f.input = &input;
   f.output = &output;
+  f.time = time;
   f.collect_stats = stats_passes > 0;
   f.overlapped = overlapped;
   f.submitted = start;
@@ -905,6 +944,7 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output) {
   // Every frame before ticket - capacity() has completed: the statistics it runs with do not
   // depend on timing.
   m.stats.apply_for(m.passes, ticket);
+  m.hand_time(time);
   lock.unlock();
   {
     std::shared_lock shared(m.gate);

@@ -301,7 +301,8 @@ Plan lower(const Graph& graph, const FrameFormats& formats, bool fuse, bool plan
       if (!stage || !fuse || producer[in[chained]] < 0 || in.size() > 2) return false;
       const Pass& p = passes[producer[in[chained]]];
       const bool after_stencil = !p.pointwise && p.filters.front()->fuses_epilogue() &&
-                                 in.size() == 1 && value_formats[out] == p.format && !stats;
+                                 in.size() == 1 && value_formats[out] == p.format && !stats &&
+                                 !f->needs_frame_time();
       // The other input must be computed before the chain runs.
       const bool other_ready = other < 0 || producer[in[other]] < producer[in[chained]];
       // One stage a pass gathers statistics.

@@ -15,6 +15,13 @@ void process(Pipeline& pipeline, const void* input, std::size_t input_pitch, voi
     throw Error("process: image size " + std::to_string(width) + "x" + std::to_string(height) +
                 " is out of range");
   }
+  const Size size = pipeline.output_size({width, height});
+  if (!(size == Size{width, height})) {
+    throw Error("process: the graph makes " + to_string(size) + " images of " +
+                to_string({width, height}) +
+                " ones; process() writes images of the input's "
+                "size (Pipeline::process() takes graphs that change it)");
+  }
   const PixelFormat out_format = pipeline.output_format(format);
   const std::size_t in_row = static_cast<std::size_t>(width) * bytes_per_pixel(format);
   const std::size_t out_row = static_cast<std::size_t>(width) * bytes_per_pixel(out_format);

@@ -22,6 +22,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "tandem/error.hpp"
+#include "tandem/image_files.hpp"
 
 namespace tandem {
 namespace {
@@ -352,6 +353,16 @@ bool taken_for_dicom(const std::vector<char>& b) {
   }
   return true;
 }
+
+}  // namespace
+
+namespace {
+
+// Filters that read an image file (overlay=file=) read it here once this library is loaded.
+const bool kImageFileReaderInstalled = [] {
+  install_image_file_reader([](const std::string& path) { return read_image(path); });
+  return true;
+}();
 
 }  // namespace
 

@@ -49,6 +49,12 @@ PixelFormat device_format(const VideoReader& reader, const VideoWriter& writer) 
   return *planes;
 }
 
+FrameTime frame_time(const VideoInfo& info, std::int64_t index, std::int64_t pts,
+                     std::int64_t first_pts) {
+  if (!info.time_base.valid()) return {index, static_cast<double>(index) / 25};
+  return {index, static_cast<double>(pts - first_pts) * info.time_base.num / info.time_base.den};
+}
+
 VideoRunStats process_video(VideoReader& reader, Pipeline& pipeline, VideoWriter& writer,
                             const VideoRunOptions& options) {
   const auto start = std::chrono::steady_clock::now();
@@ -60,13 +66,14 @@ VideoRunStats process_video(VideoReader& reader, Pipeline& pipeline, VideoWriter
   // The ring: one input and one output frame per frame in flight, made once, so their memory
   // and device buffers are reused for the whole video.
   std::vector<Frame> inputs, outputs;
+  const Size out = pipeline.output_size({info.width, info.height});
   for (int i = 0; i < slots; ++i) {
     inputs.push_back(pipeline.make_frame(info.width, info.height, stats.format));
     outputs.push_back(
-        pipeline.make_frame(info.width, info.height, pipeline.output_format(stats.format)));
+        pipeline.make_frame(out.width, out.height, pipeline.output_format(stats.format)));
   }
   stats.frame_bytes_in = rows_bytes(stats.format, inputs[0].pitch(), info.height);
-  stats.frame_bytes_out = rows_bytes(outputs[0].format(), outputs[0].pitch(), info.height);
+  stats.frame_bytes_out = rows_bytes(outputs[0].format(), outputs[0].pitch(), out.height);
   struct Item {
     int slot = 0;
     std::int64_t index = 0;
@@ -76,6 +83,7 @@ VideoRunStats process_video(VideoReader& reader, Pipeline& pipeline, VideoWriter
   };
   std::int64_t decoded = 0;
   std::int64_t written = 0;
+  std::int64_t first_pts = 0;
   std::uint64_t last_ticket = 0;
   // With at most `slots` items in flight and every stage serial in order, item k + slots only
   // enters after item k left the last stage: slot k % slots is free again. Submitting and
@@ -94,8 +102,11 @@ VideoRunStats process_video(VideoReader& reader, Pipeline& pipeline, VideoWriter
           ++decoded;
           return item;
         }) & tbb::make_filter<Item, Item>(tbb::filter_mode::serial_in_order, [&](Item item) {
+          // Its time from the first frame's, for filters that follow it (fade).
+          if (item.index == 0) first_pts = item.pts;
+          const FrameTime time = frame_time(info, item.index, item.pts, first_pts);
           item.ticket = timed(stats.submit_ms, [&] {
-            return pipeline.submit(inputs[item.slot], outputs[item.slot]);
+            return pipeline.submit(inputs[item.slot], outputs[item.slot], time);
           });
           last_ticket = item.ticket;
           return item;

@@ -155,8 +155,8 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
   name = to_stdout ? "standard output" : path.string();
   try {
     // ---- what can be checked before anything is opened ----
-    width = video.width;
-    height = video.height;
+    width = options.width > 0 ? options.width : video.width;
+    height = options.height > 0 ? options.height : video.height;
     if (width <= 0 || height <= 0) throw Error(what() + "the video has no picture size");
     const AVRational rate = to_av(video.frame_rate);
     input_time_base = video.time_base.valid()    ? to_av(video.time_base)

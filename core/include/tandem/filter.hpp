@@ -24,6 +24,25 @@ namespace detail {
 class Workspace;
 }
 
+/// A frame's size in pixels.
+struct Size {
+  int width = 0;
+  int height = 0;
+  bool operator==(const Size&) const = default;
+};
+
+/// "1920x1080".
+std::string to_string(Size size);
+
+/// Rows [lo, hi) of a frame.
+struct RowRange {
+  int lo = 0;
+  int hi = 0;
+  bool empty() const { return hi <= lo; }
+  int rows() const { return hi - lo; }
+  bool operator==(const RowRange&) const = default;
+};
+
 /// Rows [first_row, first_row + rows) of a frame held in a device buffer; row r of the frame is
 /// at byte (r - first_row) * pitch of `buffer`. Kernels take these four numbers as arguments.
 struct DeviceImage {
@@ -33,6 +52,7 @@ struct DeviceImage {
   int first_row = 0;
   int rows = 0;
   std::size_t pitch = 0;  ///< bytes
+  int height = 0;         ///< rows of the whole frame
 
   /// Pitch in elements of the kernel's pointer type (float for rgba32f, ushort for planes
   /// deeper than 8 bits, uchar for the others): what kernels take as their pitch argument.
@@ -72,7 +92,9 @@ struct Epilogue {
   std::vector<cl_float16> args;      ///< one per stage
 };
 
-/// Where and what one device computes for one band of a frame: output rows [y0, y1).
+/// Where and what one device computes for one band of a frame: output rows [y0, y1) of an output
+/// of frame_width() x frame_height() (a filter that changes the size finds its inputs' sizes in
+/// their DeviceImage).
 class BandContext {
  public:
   BandContext(Device& device, detail::Workspace& workspace, ProgramCache& programs, int frame_width,
@@ -107,6 +129,11 @@ class BandContext {
   /// A scratch image for `rows` rows starting at frame row `first_row`; `slot` tells apart the
   /// scratch images one filter needs at once. Kept between frames.
   DeviceImage scratch(const void* owner, int slot, PixelFormat format, int first_row, int rows);
+  /// A read-only buffer holding `bytes` of `data` (a filter's table: lut3d's), copied to the
+  /// device once and kept between frames; `version` tells tables apart (a new table, a new
+  /// version), as an owner's address may be reused.
+  cl::Buffer constant(const void* owner, int slot, const void* data, std::size_t bytes,
+                      std::uint64_t version);
   /// Enqueues `kernel` over (groups of `x_items` along rows, `rows`) and records its event.
   void enqueue(cl::Kernel& kernel, std::size_t x_items, std::size_t rows,
                const std::string& what);
@@ -162,6 +189,12 @@ struct PlaneMap {
 /// format): the host reference of plane maps, in the kernels' float arithmetic.
 void apply_plane_map(const PlaneMap& map, const Frame& input, Frame& output);
 
+/// Where a frame lies in its video: what filters that change over time (fade) take.
+struct FrameTime {
+  std::int64_t index = 0;  ///< from 0, in presentation order
+  double seconds = 0;      ///< from the video's start
+};
+
 /// Statistics of a whole frame, for filters that adapt to the picture (tonemap).
 struct FrameStats {
   double log_average = 0;  ///< exp(mean(ln(1e-4 + L))) of linear luminance L
@@ -184,10 +217,25 @@ class Filter {
   virtual bool needs_frame_stats() const { return false; }
   /// The statistics the next frame uses.
   virtual void set_frame_stats(const FrameStats& stats) { (void)stats; }
+  /// True for a point-wise filter whose stage arguments follow the frame's time (fade): the
+  /// executor calls set_frame_time() before each frame's commands are enqueued, and runs it in a
+  /// point-wise kernel of its own or a chain's (never a stencil's epilogue, whose arguments are
+  /// bound once).
+  virtual bool needs_frame_time() const { return false; }
+  /// The time of the frame enqueued next.
+  virtual void set_frame_time(const FrameTime& time) { (void)time; }
   /// What the stage's stats_function and the combination compute, over a whole host frame.
   virtual FrameStats reference_stats(const Frame& input) const;
   /// Rows of context needed above and below each output row.
   virtual int halo() const { return 0; }
+  /// The output's size for inputs of sizes `inputs`. The default keeps the first input's size
+  /// and throws Error naming the sizes when another input's differs; a filter that changes the
+  /// size (scale, crop, pad, transpose) throws Error naming the sizes when it cannot make one.
+  virtual Size output_size(std::span<const Size> inputs) const;
+  /// The rows of input `input`, of size `in`, that output rows `rows` of an output of size
+  /// `out` read, within [0, in.height): the band executor walks a band back through every node
+  /// with it. The default: `rows` widened by halo() above and below.
+  virtual RowRange input_rows(RowRange rows, int input, Size in, Size out) const;
   /// True for a stencil whose enqueue() and reference() also take frames of a plane format
   /// (4:2:0 Y'CbCr row pairs, see Frame::plane_row()) as they are, each plane filtered on its
   /// own, and give the same format. A graph of such filters and plane_map()s works on video's
@@ -219,6 +267,12 @@ struct FilterSpec {
   int inputs = 1;
   int outputs = 1;
   std::function<std::unique_ptr<Filter>(const Params&)> make;
+  /// Where the number of inputs follows the parameters (overlay: one with a file, else two):
+  /// that number, at most `inputs`.
+  std::function<int(const Params&)> inputs_for;
+
+  /// The inputs a node of this filter with `params` takes.
+  int input_count(const Params& params) const { return inputs_for ? inputs_for(params) : inputs; }
 };
 
 /// All registered filters by name.

@@ -53,6 +53,12 @@ class Graph {
   std::string to_string() const;
   /// Checks pads, cycles, and pixel formats for an input of `input`; returns the output format.
   PixelFormat validate(PixelFormat input) const;
+  /// Every node's output size (by node index) for a source of `input`'s size; throws Error
+  /// naming the node and the sizes where a node cannot take its inputs' sizes or would make an
+  /// empty frame.
+  std::vector<Size> node_sizes(Size input) const;
+  /// The graph's output size for a source of `input`'s size (see node_sizes()).
+  Size output_size(Size input) const;
   /// Nodes in an order where every node comes after the nodes it reads.
   std::vector<int> topological_order() const;
 

@@ -13,6 +13,7 @@ enum class ParamType {
   real,     ///< a floating-point value in [min, max]
   integer,  ///< an integer value in [min, max]
   choice,   ///< one of `choices`, stored as its index
+  text,     ///< a string, such as a file's path (Params::text()); its value is 0
 };
 
 struct ParamSpec {
@@ -25,15 +26,19 @@ struct ParamSpec {
   std::vector<std::string> choices;
   /// When true the minimum itself is not allowed (sigma > 0).
   bool min_exclusive = false;
+  /// A text parameter's default.
+  std::string default_text;
 
-  /// "1.5", "12", "reinhard": the value as a graph string writes it.
+  /// "1.5", "12", "reinhard": the value as a graph string writes it (not for text parameters:
+  /// Params::format()).
   std::string format(double value) const;
-  /// Parses and range-checks `text`; throws Error("...") describing the accepted values.
+  /// Parses and range-checks `text`; throws Error("...") describing the accepted values. A
+  /// text parameter takes any text but an empty one and gives 0.
   double parse(std::string_view text) const;
   /// Range-checks `value` (a choice's index); throws Error like parse(). `text` is what the
   /// user wrote, for the message.
   double check(double value, std::string_view text = {}) const;
-  /// "0..4, default 1" / "reinhard|aces|..., default reinhard".
+  /// "0..4, default 1" / "reinhard|aces|..., default reinhard" / "text".
   std::string describe_range() const;
 };
 
@@ -46,18 +51,28 @@ class Params {
 
   double operator[](std::string_view name) const;
   int integer(std::string_view name) const { return static_cast<int>((*this)[name]); }
+  /// A text parameter's value.
+  const std::string& text(std::string_view name) const;
+  /// Parameter `i`'s value as a graph string writes it, quoted where it must be ('a b:c').
+  std::string format(std::size_t i) const;
+  /// True when parameter `i` holds its default.
+  bool is_default(std::size_t i) const;
   /// Sets a value after checking it against the table; throws Error when out of range.
   void set(std::string_view name, double value);
-  /// Parses `text` with the parameter's spec and sets it.
+  /// Parses `text` with the parameter's spec and sets it (a text parameter to `text`).
   void set_text(std::string_view name, std::string_view text);
   std::span<const ParamSpec> specs() const { return specs_; }
+  /// Numbers by the table's order (0 for text parameters).
   std::span<const double> values() const { return values_; }
-  bool operator==(const Params& other) const { return values_ == other.values_; }
+  bool operator==(const Params& other) const {
+    return values_ == other.values_ && texts_ == other.texts_;
+  }
 
  private:
   std::size_t index(std::string_view name) const;
   std::span<const ParamSpec> specs_;
   std::vector<double> values_;
+  std::vector<std::string> texts_;  // by the table's order; empty but for text parameters
 };
 
 }  // namespace tandem

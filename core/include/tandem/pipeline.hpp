@@ -115,9 +115,12 @@ class Pipeline {
   /// yuv422p10, ...) that plane format again where the graph ends in its working format (rgba8,
   /// rgba32f). Throws Error if the graph refuses the input's working format.
   PixelFormat output_format(PixelFormat input) const;
+  /// Output size for frames of `input`'s size (Graph::output_size(): scale, crop, pad and
+  /// transpose change it). Throws Error naming the node that cannot take the size.
+  Size output_size(Size input) const;
   /// A frame whose pitch suits every device of this pipeline (use it for inputs and outputs).
   Frame make_frame(int width, int height, PixelFormat format) const;
-  /// Runs the graph on `input` into `output`, which must have the input's size and
+  /// Runs the graph on `input` into `output`, which must have output_size() and
   /// output_format(), or a format of the same working format (a plane format for the graph's
   /// rgba8 or rgba32f, or that working format for a plane input: the devices convert between
   /// them, with the frames' YuvEncoding; an output of planes from planes takes the input's);
@@ -138,6 +141,10 @@ class Pipeline {
   /// every device failed) is thrown by the wait() or submit() that completes the frame: on two
   /// devices or more, its device's own thread enqueues it after submit() returns.
   std::uint64_t submit(const Frame& input, Frame& output);
+  /// submit() of a frame at `time` in its video, for filters that change over time (fade).
+  /// Without a time, frames are numbered from 0 in the order submitted, at 25 a second
+  /// (FFmpeg's default rate); process() runs a frame at 0.
+  std::uint64_t submit(const Frame& input, Frame& output, const FrameTime& time);
   /// Waits until the frame of `ticket` (and every frame submitted before it) is in its output;
   /// returns at once for a completed ticket. A device that fails leaves the split and the frames
   /// on the devices are redone by the others (see RunReport::fallbacks).

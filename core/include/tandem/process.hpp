@@ -12,7 +12,8 @@ namespace tandem {
 /// Each image spans pitch * height bytes, and no byte of a row past its last pixel is touched.
 /// Each image is used in place when Frame::wrappable() takes it and `width` is a multiple of 4
 /// (the input also when the two overlap); otherwise its rows are copied through a frame of the
-/// pipeline's own. Throws Error for a null image or a pitch shorter than a row.
+/// pipeline's own. Throws Error for a null image, a pitch shorter than a row, or a graph that
+/// changes the size.
 void process(Pipeline& pipeline, const void* input, std::size_t input_pitch, void* output,
              std::size_t output_pitch, int width, int height, PixelFormat format);
 

@@ -5,6 +5,7 @@
 #include "tandem/filter.hpp"
 #include "tandem/frame.hpp"
 #include "tandem/graph.hpp"
+#include "tandem/image_files.hpp"
 #include "tandem/params.hpp"
 #include "tandem/pipeline.hpp"
 #include "tandem/process.hpp"

@@ -205,6 +205,9 @@ struct VideoWriterOptions {
   /// -1 keeps the encoder's default. Outside the encoder's range, or for an encoder without one,
   /// the writer refuses it.
   int crf = -1;
+  /// The pictures' size; 0 keeps the source's (Pipeline::output_size() gives a graph's that
+  /// scales, crops, pads or transposes).
+  int width = 0, height = 0;
   /// Target bits per second; 0 keeps the encoder's default.
   std::int64_t bitrate = 0;
   /// The encoder's pixel format ("yuv420p", "yuv444p", "bgra", ...). Empty chooses: the

@@ -59,6 +59,12 @@ struct VideoRunStats {
 /// either is not.
 PixelFormat device_format(const VideoReader& reader, const VideoWriter& writer);
 
+/// The time of frame `index` (from 0) of `info`'s video, read with timestamp `pts`, where the
+/// first frame read had `first_pts`: seconds from that frame, or index / 25 without a time base.
+/// What Pipeline::submit() gives filters that follow time (fade).
+FrameTime frame_time(const VideoInfo& info, std::int64_t index, std::int64_t pts,
+                     std::int64_t first_pts);
+
 /// Processes every frame `reader` gives with `pipeline` and writes it, with the source's other
 /// streams, to `writer`. Does not finish() the writer. On an exception the writer is left to the
 /// caller (abort() it).

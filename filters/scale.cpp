@@ -1,0 +1,584 @@
+// scale: resizes the frame as OpenCV's cv::resize does, with its coefficients and its arithmetic
+// for each method, so that rgba8 results are OpenCV's within 1 LSB (tests/scale_cv_test.cpp):
+//   bilinear  INTER_LINEAR: pixel centres onto pixel centres, src = (dst + 0.5) in / out - 0.5,
+//             2 taps a side (a 2x2 downscale is INTER_AREA's, as in OpenCV)
+//   bicubic   INTER_CUBIC: 4 taps, A = -0.75. The default, as FFmpeg's scale defaults to bicubic
+//             (FFmpeg's bicubic is swscale's, not this one)
+//   lanczos   INTER_LANCZOS4: 8 taps
+//   area      INTER_AREA: downscales average the input pixels each output pixel covers, with
+//             exact area weights where the factor is not whole; upscales are OpenCV's variant of
+//             bilinear
+// Borders replicate. Sizes follow FFmpeg's scale=w:h: 0 keeps the input's side, -1 the aspect
+// ratio, -n the aspect ratio rounded to a multiple of n.
+//
+// The host builds a table once per pair of sizes: for every output column and row its taps'
+// input indices (clamped: the border) and weights (8-bit: OpenCV's 11-bit fixed point). The
+// kernel (kernels/scale.cl) computes each output pixel straight from its taps with them, one
+// launch a band, the point-wise chain after it in its store; the reference reads the same
+// table in the kernel's arithmetic, which is OpenCV's (see Sum).
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include "tandem/device.hpp"
+#include "tandem/error.hpp"
+#include "tandem/filter.hpp"
+
+namespace tandem {
+namespace {
+
+/// The largest side of an output, in pixels.
+constexpr int kMaxSide = 32768;
+
+enum class Method { bilinear, bicubic, lanczos, area };
+const char* const kMethodNames[] = {"bilinear", "bicubic", "lanczos", "area"};
+
+/// How the taps are added up: OpenCV's way for the method, the pixel type and the sizes (the
+/// SUM_* of kernels/scale.cl, in its numbering).
+enum class Sum {
+  linear8 = 1,   // 8-bit bilinear (and area upscales): integer rows, OpenCV's vertical rounding
+  cubic8 = 2,    // 8-bit bicubic: integer rows, a float vertical pass
+  fixed8 = 3,    // 8-bit lanczos: integers throughout
+  blocks8 = 4,   // 8-bit area by whole factors: block sums
+  weighted = 5,  // float weights and sums: rgba32f, and 8-bit area by other factors
+};
+
+// OpenCV's 8-bit interpolation weights are multiples of 2^-11.
+constexpr int kCoefficientBits = 11;
+constexpr float kCoefficientScale = 1 << kCoefficientBits;
+
+/// Taps of one axis: for each output index, `taps` input indices (clamped into the input) and
+/// their weights.
+struct Axis {
+  int taps = 0;
+  std::vector<int> index;
+  std::vector<float> weight;
+};
+
+int floor_int(double v) {
+  return static_cast<int>(std::floor(v));
+}
+
+// OpenCV's interpolateCubic(), in its float arithmetic.
+void cubic_coefficients(float x, float* c) {
+  const float A = -0.75f;
+  c[0] = ((A * (x + 1) - 5 * A) * (x + 1) + 8 * A) * (x + 1) - 4 * A;
+  c[1] = ((A + 2) * x - (A + 3)) * x * x + 1;
+  c[2] = ((A + 2) * (1 - x) - (A + 3)) * (1 - x) * (1 - x) + 1;
+  c[3] = 1.f - c[0] - c[1] - c[2];
+}
+
+// OpenCV's interpolateLanczos4(): sin/cos in double, normalised in float.
+void lanczos_coefficients(float x, float* c) {
+  constexpr double s45 = 0.70710678118654752440084436210485;
+  static const double cs[][2] = {{1, 0},  {-s45, -s45}, {0, 1},  {s45, -s45},
+                                 {-1, 0}, {s45, s45},   {0, -1}, {-s45, s45}};
+  constexpr double pi = 3.1415926535897932384626433832795;
+  float sum = 0;
+  const double y0 = -(x + 3) * pi * 0.25, s0 = std::sin(y0), c0 = std::cos(y0);
+  for (int i = 0; i < 8; ++i) {
+    const float y0_ = x + 3 - static_cast<float>(i);
+    if (std::fabs(y0_) >= 1e-6f) {
+      const double y = -y0_ * pi * 0.25;
+      c[i] = static_cast<float>((cs[i][0] * s0 + cs[i][1] * c0) / (y * y));
+    } else {
+      c[i] = 1e30f;  // x ~ 0: the centre tap alone, after the normalisation
+    }
+    sum += c[i];
+  }
+  sum = 1.f / sum;
+  for (int i = 0; i < 8; ++i) c[i] *= sum;
+}
+
+// The interpolating methods (and area upscales, `area_mode`) along one axis, as cv::resize
+// lays them out: `fixed_point` rounds the weights to OpenCV's 8-bit shorts. Along x, bilinear
+// moves taps before the first pixel or past the last onto it with weight 1; along y OpenCV keeps
+// them and replicates the border rows, with their weights.
+Axis interpolating_axis(Method method, bool area_mode, int src, int dst, bool along_x,
+                        bool fixed_point) {
+  const double inv_scale = static_cast<double>(dst) / src;
+  const double scale = 1. / inv_scale;
+  const int ksize = method == Method::bicubic ? 4 : method == Method::lanczos ? 8 : 2;
+  const bool interpolates = method == Method::bicubic || method == Method::lanczos;
+  Axis axis;
+  axis.taps = ksize;
+  axis.index.resize(static_cast<std::size_t>(dst) * ksize);
+  axis.weight.resize(axis.index.size());
+  for (int d = 0; d < dst; ++d) {
+    float f;
+    int s;
+    if (!area_mode) {
+      f = static_cast<float>((d + 0.5) * scale - 0.5);
+      s = floor_int(f);
+      f -= static_cast<float>(s);
+    } else {
+      s = floor_int(d * scale);
+      f = static_cast<float>((d + 1) - (s + 1) * inv_scale);
+      f = f <= 0 ? 0.f : f - static_cast<float>(floor_int(f));
+    }
+    if (along_x && !interpolates) {
+      if (s < 0) f = 0, s = 0;
+      if (s >= src - 1) f = 0, s = src - 1;
+    }
+    float c[8];
+    if (method == Method::bicubic) {
+      cubic_coefficients(f, c);
+    } else if (method == Method::lanczos) {
+      lanczos_coefficients(f, c);
+    } else {
+      c[0] = 1.f - f;
+      c[1] = f;
+    }
+    for (int k = 0; k < ksize; ++k) {
+      const std::size_t i = static_cast<std::size_t>(d) * ksize + k;
+      axis.index[i] = std::clamp(s - ksize / 2 + 1 + k, 0, src - 1);
+      // saturate_cast<short>: rounded to nearest even, saturated.
+      axis.weight[i] = fixed_point
+                           ? std::clamp(std::nearbyint(c[k] * kCoefficientScale), -32768.f, 32767.f)
+                           : c[k];
+    }
+  }
+  return axis;
+}
+
+// INTER_AREA's downscale along one axis (OpenCV's computeResizeAreaTab): the input pixels each
+// output pixel's cell covers, weighted by the part covered over the cell's width; slivers under
+// 1e-3 of a pixel are left out, as OpenCV does. Outputs with fewer entries than others end with
+// weights 0.
+Axis area_axis(int src, int dst, double scale) {
+  std::vector<std::vector<std::pair<int, float>>> entries(static_cast<std::size_t>(dst));
+  std::size_t taps = 1;
+  for (int d = 0; d < dst; ++d) {
+    const double fsx1 = d * scale;
+    const double fsx2 = fsx1 + scale;
+    const double cell = std::min(scale, src - fsx1);
+    int sx1 = static_cast<int>(std::ceil(fsx1)), sx2 = floor_int(fsx2);
+    sx2 = std::min(sx2, src - 1);
+    sx1 = std::min(sx1, sx2);
+    auto& e = entries[static_cast<std::size_t>(d)];
+    if (sx1 - fsx1 > 1e-3) e.push_back({sx1 - 1, static_cast<float>((sx1 - fsx1) / cell)});
+    for (int sx = sx1; sx < sx2; ++sx) e.push_back({sx, static_cast<float>(1.0 / cell)});
+    if (fsx2 - sx2 > 1e-3) {
+      e.push_back({sx2, static_cast<float>(std::min(std::min(fsx2 - sx2, 1.), cell) / cell)});
+    }
+    taps = std::max(taps, e.size());
+  }
+  Axis axis;
+  axis.taps = static_cast<int>(taps);
+  for (const auto& e : entries) {
+    for (std::size_t k = 0; k < taps; ++k) {
+      const bool real = k < e.size();
+      axis.index.push_back(real ? e[k].first : (e.empty() ? 0 : e.back().first));
+      axis.weight.push_back(real ? e[k].second : 0.f);
+    }
+  }
+  return axis;
+}
+
+// Whole blocks of `factor` input pixels, weight 1 each.
+Axis block_axis(int factor, int dst) {
+  Axis axis;
+  axis.taps = factor;
+  for (int d = 0; d < dst; ++d) {
+    for (int k = 0; k < factor; ++k) {
+      axis.index.push_back(d * factor + k);
+      axis.weight.push_back(1.f);
+    }
+  }
+  return axis;
+}
+
+/// What computes one frame size from another: the table the kernel and the reference read, and
+/// how they add up its taps.
+struct Plan {
+  Sum sum = Sum::weighted;
+  int taps_x = 0, taps_y = 0;
+  bool halves = false;   // blocks of 2x2 (OpenCV's (s + 2) >> 2 on 8 bits)
+  float inv_area = 1;    // blocks: 1 / pixels of a block
+  int padded_width = 0;  // output columns in the table: a multiple of 4
+  int y_offset = 0;      // where the rows' entries start
+  std::vector<std::int32_t> table;
+  std::string options;                       // the kernel's build options
+  std::map<cl_context, cl::Buffer> buffers;  // the table on each context, made once
+
+  const std::int32_t* column(int x) const { return table.data() + x * 2 * taps_x; }
+  const std::int32_t* row(int y) const { return table.data() + y_offset + y * 2 * taps_y; }
+  bool integer_weights() const { return sum != Sum::weighted; }
+};
+
+// cv::resize's choice of implementation for the sizes, the method and the pixel type, and the
+// tables that follow from it.
+std::shared_ptr<Plan> make_plan(Method method, Size in, Size out, bool u8) {
+  const double inv_x = static_cast<double>(out.width) / in.width;
+  const double inv_y = static_cast<double>(out.height) / in.height;
+  const double scale_x = 1. / inv_x, scale_y = 1. / inv_y;
+  const int iscale_x = static_cast<int>(std::nearbyint(std::min(scale_x, 1e9)));
+  const int iscale_y = static_cast<int>(std::nearbyint(std::min(scale_y, 1e9)));
+  const bool whole =
+      std::abs(scale_x - iscale_x) < DBL_EPSILON && std::abs(scale_y - iscale_y) < DBL_EPSILON;
+  auto plan = std::make_shared<Plan>();
+  Axis x, y;
+  if (in == out) {
+    // OpenCV copies: blocks of one pixel.
+    method = Method::area;
+  } else if (method == Method::bilinear && whole && iscale_x == 2 && iscale_y == 2) {
+    method = Method::area;  // OpenCV's INTER_LINEAR is INTER_AREA's for a 2x2 downscale
+  }
+  if (method == Method::area && scale_x >= 1 && scale_y >= 1) {
+    if (whole) {
+      x = block_axis(iscale_x, out.width);
+      y = block_axis(iscale_y, out.height);
+      plan->sum = u8 ? Sum::blocks8 : Sum::weighted;
+      plan->halves = iscale_x == 2 && iscale_y == 2;
+      plan->inv_area = 1.f / static_cast<float>(iscale_x * iscale_y);
+    } else {
+      x = area_axis(in.width, out.width, scale_x);
+      y = area_axis(in.height, out.height, scale_y);
+      plan->sum = Sum::weighted;
+    }
+  } else {
+    const bool area_mode = method == Method::area;
+    x = interpolating_axis(method, area_mode, in.width, out.width, true, u8);
+    y = interpolating_axis(method, area_mode, in.height, out.height, false, u8);
+    plan->sum = !u8                         ? Sum::weighted
+                : method == Method::bicubic ? Sum::cubic8
+                : method == Method::lanczos ? Sum::fixed8
+                                            : Sum::linear8;
+  }
+
+  plan->taps_x = x.taps;
+  plan->taps_y = y.taps;
+  plan->padded_width = (out.width + 3) / 4 * 4;
+  auto put = [&](const Axis& axis, int d) {
+    const std::size_t at = static_cast<std::size_t>(d) * axis.taps;
+    for (int k = 0; k < axis.taps; ++k) plan->table.push_back(axis.index[at + k]);
+    for (int k = 0; k < axis.taps; ++k) {
+      const float w = axis.weight[at + k];
+      plan->table.push_back(plan->integer_weights() ? static_cast<std::int32_t>(w)
+                                                    : std::bit_cast<std::int32_t>(w));
+    }
+  };
+  // The padding columns repeat the last one: the kernel's last group of a row reads them.
+  for (int d = 0; d < plan->padded_width; ++d) put(x, std::min(d, out.width - 1));
+  plan->y_offset = static_cast<int>(plan->table.size());
+  for (int d = 0; d < out.height; ++d) put(y, d);
+
+  char constants[160];
+  std::snprintf(constants, sizeof constants, " -DSUM=%d -DTAPS_X=%d -DTAPS_Y=%d -DHALVES=%d",
+                static_cast<int>(plan->sum), plan->taps_x, plan->taps_y, plan->halves ? 1 : 0);
+  plan->options = constants;
+  // Hexadecimal float literals: the kernel's constants are the host's to the bit.
+  if (plan->sum == Sum::blocks8) {
+    std::snprintf(constants, sizeof constants, " -DINV_AREA=%af",
+                  static_cast<double>(plan->inv_area));
+    plan->options += constants;
+  } else if (plan->sum == Sum::weighted && plan->inv_area != 1) {
+    std::snprintf(constants, sizeof constants, " -DFINAL_SCALE=%af",
+                  static_cast<double>(plan->inv_area));
+    plan->options += constants;
+  }
+  return plan;
+}
+
+// FFmpeg's av_rescale(a, b, c) for positive values: a * b / c rounded to nearest, halves up.
+std::int64_t rescale(std::int64_t a, std::int64_t b, std::int64_t c) {
+  return (a * b + c / 2) / c;
+}
+
+std::uint8_t to_u8(float v) {
+  return static_cast<std::uint8_t>(std::nearbyint(std::clamp(v, 0.0f, 255.0f)));
+}
+
+std::uint8_t to_u8(std::int32_t v) {
+  return static_cast<std::uint8_t>(std::clamp(v, 0, 255));
+}
+
+class Scale final : public Filter {
+ public:
+  explicit Scale(const Params& params)
+      : width_(params.integer("w")),
+        height_(params.integer("h")),
+        method_(static_cast<Method>(params.integer("flags"))) {}
+
+  PixelFormat output_format(std::span<const PixelFormat> inputs) const override {
+    if (inputs.size() != 1) throw Error("scale takes one input");
+    if (inputs[0] != PixelFormat::rgba8 && inputs[0] != PixelFormat::rgba32f) {
+      throw Error("scale takes rgba8 or rgba32f frames, not " + std::string(to_string(inputs[0])));
+    }
+    return inputs[0];
+  }
+
+  // FFmpeg's rules (ff_scale_eval_dimensions): 0 is the input's side; both negative keep the
+  // input's size; one negative, -n, follows the other side in the input's aspect ratio, rounded
+  // to a multiple of n.
+  Size output_size(std::span<const Size> inputs) const override {
+    if (inputs.size() != 1) throw Error("scale takes one input");
+    const Size in = inputs[0];
+    if (in.width <= 0 || in.height <= 0) throw Error("cannot scale a " + to_string(in) + " frame");
+    std::int64_t w = width_ == 0 ? in.width : width_;
+    std::int64_t h = height_ == 0 ? in.height : height_;
+    if (w < 0 && h < 0) {
+      w = in.width;
+      h = in.height;
+    } else if (w < 0) {
+      w = rescale(h, in.width, static_cast<std::int64_t>(in.height) * -w) * -w;
+    } else if (h < 0) {
+      h = rescale(w, in.height, static_cast<std::int64_t>(in.width) * -h) * -h;
+    }
+    const std::string made = "w=" + std::to_string(width_) + ":h=" + std::to_string(height_) +
+                             " of a " + to_string(in) + " input makes " + std::to_string(w) + "x" +
+                             std::to_string(h);
+    if (w < 1 || h < 1) {
+      throw Error(made + ": the " + (w < 1 ? "width" : "height") +
+                  " kept in proportion rounds to 0");
+    }
+    if (w > kMaxSide || h > kMaxSide) {
+      throw Error(made + ", larger than " + std::to_string(kMaxSide) + " pixels a side");
+    }
+    return {static_cast<int>(w), static_cast<int>(h)};
+  }
+
+  // The rows the output rows' taps reach, clamped: the table's own indices.
+  RowRange input_rows(RowRange rows, int, Size in, Size out) const override {
+    rows = {std::max(rows.lo, 0), std::min(rows.hi, out.height)};
+    if (rows.empty()) return {};
+    const std::shared_ptr<const Plan> plan = plan_for(in, out, true);
+    const std::int32_t* first = plan->row(rows.lo);
+    const std::int32_t* last = plan->row(rows.hi - 1);
+    const int lo = *std::min_element(first, first + plan->taps_y);
+    const int hi = *std::max_element(last, last + plan->taps_y);
+    return {lo, hi + 1};
+  }
+
+  bool fuses_epilogue() const override { return true; }
+
+  void enqueue(BandContext& ctx, std::span<const DeviceImage> inputs,
+               const DeviceImage& output) const override {
+    const DeviceImage& in = inputs[0];
+    const bool u8 = in.format == PixelFormat::rgba8;
+    const std::shared_ptr<Plan> plan =
+        plan_for({in.width, in.height}, {ctx.frame_width(), ctx.frame_height()}, u8);
+    static const std::vector<std::string> kSources{"scale.cl"};
+    cl::Program program =
+        ctx.program(kSources, plan->options + " -DPIXEL_RGBA8=" + (u8 ? "1" : "0"));
+    const cl::Buffer table = table_on(ctx.device(), *plan);
+    const std::size_t groups = static_cast<std::size_t>(plan->padded_width / 4);
+    const int rows = ctx.y1() - ctx.y0();
+    const RowRange read = input_rows({ctx.y0(), ctx.y1()}, 0, {in.width, in.height},
+                                     {ctx.frame_width(), ctx.frame_height()});
+    // Row sums first where they save taps: each input row's once, rather than once for every
+    // output row that reads it (upscaling; cv::resize always does).
+    if (static_cast<long long>(read.rows()) * plan->taps_x +
+            static_cast<long long>(rows) * plan->taps_y <
+        static_cast<long long>(rows) * plan->taps_x * plan->taps_y) {
+      // 16 bytes a pixel of the output's width, as an rgba32f scratch image's rows hold.
+      const DeviceImage sums = ctx.scratch(this, 0, PixelFormat::rgba32f, read.lo, read.rows());
+      const int sums_pitch = static_cast<int>(sums.pitch / 16);
+      cl::Kernel horizontal = ctx.kernel(program, "scale_horizontal");
+      set_image_args(horizontal, 0, in);
+      horizontal.setArg(3, sums.buffer);
+      horizontal.setArg(4, read.lo);
+      horizontal.setArg(5, sums_pitch);
+      horizontal.setArg(6, table);
+      horizontal.setArg(7, read.lo);
+      ctx.enqueue(horizontal, groups, static_cast<std::size_t>(read.rows()), "scale row sums");
+      cl::Kernel vertical = ctx.kernel(program, "scale_vertical");
+      vertical.setArg(0, sums.buffer);
+      vertical.setArg(1, read.lo);
+      vertical.setArg(2, sums_pitch);
+      set_image_args(vertical, 3, output);
+      vertical.setArg(6, table);
+      vertical.setArg(7, plan->y_offset);
+      vertical.setArg(8, ctx.y0());
+      ctx.set_epilogue_args(vertical, 9);
+      ctx.enqueue(vertical, groups, static_cast<std::size_t>(rows), "scale columns");
+      return;
+    }
+    cl::Kernel kernel = ctx.kernel(program, "scale_rows");
+    set_image_args(kernel, 0, in);
+    set_image_args(kernel, 3, output);
+    kernel.setArg(6, table);
+    kernel.setArg(7, plan->y_offset);
+    kernel.setArg(8, ctx.y0());
+    ctx.set_epilogue_args(kernel, 9);
+    ctx.enqueue(kernel, groups, static_cast<std::size_t>(rows), "scale");
+  }
+
+  // The kernel's arithmetic on the same table, pixel by pixel (see Sum and kernels/scale.cl).
+  // An output of another size or format is replaced by one of the output's.
+  void reference(std::span<const Frame* const> inputs, Frame& output) const override {
+    const Frame& in = *inputs[0];
+    const PixelFormat format = output_format(std::array{in.format()});
+    const Size from{in.width(), in.height()};
+    const Size to = output_size(std::array{from});
+    if (output.empty() || output.width() != to.width || output.height() != to.height ||
+        output.format() != format) {
+      output = Frame(to.width, to.height, format);
+    }
+    const bool u8 = format == PixelFormat::rgba8;
+    const std::shared_ptr<const Plan> held = plan_for(from, to, u8);
+    const Plan& plan = *held;
+    tbb::parallel_for(tbb::blocked_range<int>(0, to.height), [&](const auto& range) {
+      for (int y = range.begin(); y != range.end(); ++y) {
+        const std::int32_t* ye = plan.row(y);
+        for (int x = 0; x < to.width; ++x) {
+          const std::int32_t* xe = plan.column(x);
+          for (int c = 0; c < 4; ++c) {
+            if (u8) {
+              output.row(y)[4 * x + c] = pixel8(plan, in, xe, ye, c);
+            } else {
+              output.row_as<float>(y)[4 * x + c] = weighted(plan, in, xe, ye, c) * plan.inv_area;
+            }
+          }
+        }
+      }
+    });
+  }
+
+ private:
+  // Channel c of one 8-bit output pixel.
+  static std::uint8_t pixel8(const Plan& plan, const Frame& in, const std::int32_t* xe,
+                             const std::int32_t* ye, int c) {
+    const int tx = plan.taps_x, ty = plan.taps_y;
+    auto row_sum = [&](int j) {
+      const std::uint8_t* row = in.row(ye[j]);
+      std::int32_t h = 0;
+      for (int i = 0; i < tx; ++i) h += row[4 * xe[i] + c] * xe[tx + i];
+      return h;
+    };
+    switch (plan.sum) {
+      case Sum::linear8: {
+        const std::int32_t v =
+            ((ye[2] * (row_sum(0) >> 4)) >> 16) + ((ye[3] * (row_sum(1) >> 4)) >> 16);
+        return to_u8((v + 2) >> 2);
+      }
+      case Sum::cubic8: {
+        auto term = [&](int j) {
+          return static_cast<float>(row_sum(j)) * (static_cast<float>(ye[ty + j]) * 0x1.0p-22f);
+        };
+        float acc = term(3);
+        for (int j = 2; j >= 0; --j) acc = term(j) + acc;
+        return to_u8(acc);
+      }
+      case Sum::fixed8: {
+        std::int32_t v = 0;
+        for (int j = 0; j < ty; ++j) v += row_sum(j) * ye[ty + j];
+        return to_u8((v + (1 << 21)) >> 22);
+      }
+      case Sum::blocks8: {
+        std::int32_t s = 0;
+        for (int j = 0; j < ty; ++j) s += row_sum(j);
+        return plan.halves ? to_u8((s + 2) >> 2) : to_u8(static_cast<float>(s) * plan.inv_area);
+      }
+      case Sum::weighted:
+        break;
+    }
+    return to_u8(weighted(plan, in, xe, ye, c));
+  }
+
+  // Channel c of one output pixel by float weights: each row's sum of its taps, then the sum of
+  // the rows, each a product and an addition rounded apart (as compiled for x86-64's baseline,
+  // which has no fused multiply-add to contract them into).
+  static float weighted(const Plan& plan, const Frame& in, const std::int32_t* xe,
+                        const std::int32_t* ye, int c) {
+    const int tx = plan.taps_x, ty = plan.taps_y;
+    const bool u8 = in.format() == PixelFormat::rgba8;
+    float v = 0;
+    for (int j = 0; j < ty; ++j) {
+      auto tap = [&](int i) {
+        const std::size_t at = 4 * static_cast<std::size_t>(xe[i]) + c;
+        return u8 ? static_cast<float>(in.row(ye[j])[at]) : in.row_as<float>(ye[j])[at];
+      };
+      float h = tap(0) * std::bit_cast<float>(xe[tx]);
+      for (int i = 1; i < tx; ++i) h = h + tap(i) * std::bit_cast<float>(xe[tx + i]);
+      const float term = std::bit_cast<float>(ye[ty + j]) * h;
+      v = j == 0 ? term : v + term;
+    }
+    return v;
+  }
+
+  std::shared_ptr<Plan> plan_for(Size in, Size out, bool u8) const {
+    const std::tuple key{in.width, in.height, out.width, out.height, u8};
+    std::lock_guard lock(mutex_);
+    std::shared_ptr<Plan>& plan = plans_[key];
+    if (!plan) {
+      // Sizes seldom change; a long video of changing sizes would otherwise keep every table.
+      if (plans_.size() > 16) {
+        plans_.clear();
+        return plans_[key] = make_plan(method_, in, out, u8);
+      }
+      plan = make_plan(method_, in, out, u8);
+    }
+    return plan;
+  }
+
+  // The table in `device`'s context, copied there the first time.
+  cl::Buffer table_on(Device& device, Plan& plan) const {
+    std::lock_guard lock(mutex_);
+    cl::Buffer& buffer = plan.buffers[device.context()()];
+    if (!buffer()) {
+      try {
+        buffer = cl::Buffer(device.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                            plan.table.size() * sizeof(std::int32_t), plan.table.data());
+      } catch (const cl::Error& e) {
+        throw Error(e.err(), "clCreateBuffer", "copying scale's table to " + device.info().name);
+      }
+    }
+    return buffer;
+  }
+
+  int width_, height_;
+  Method method_;
+  mutable std::mutex mutex_;
+  mutable std::map<std::tuple<int, int, int, int, bool>, std::shared_ptr<Plan>> plans_;
+};
+
+FilterSpec describe_scale() {
+  const std::string side =
+      " in pixels; 0 keeps the input's, -1 follows the other side in the input's aspect ratio, "
+      "-n does so rounded to a multiple of n (FFmpeg's scale)";
+  return {
+      .name = "scale",
+      .help =
+          "Resizes the frame as OpenCV's cv::resize does (pixel centres onto pixel centres, "
+          "borders replicated): scale=w:h, FFmpeg's sizes.",
+      .params = {{.name = "w",
+                  .type = ParamType::integer,
+                  .default_value = 0,
+                  .min = -64,
+                  .max = kMaxSide,
+                  .help = "output width" + side},
+                 {.name = "h",
+                  .type = ParamType::integer,
+                  .default_value = 0,
+                  .min = -64,
+                  .max = kMaxSide,
+                  .help = "output height" + side},
+                 {.name = "flags",
+                  .type = ParamType::choice,
+                  .default_value = static_cast<double>(Method::bicubic),
+                  .help = "bilinear, bicubic (A = -0.75, FFmpeg's default method), lanczos (8 "
+                          "taps) or area (averages what each output pixel covers): OpenCV's "
+                          "INTER_LINEAR, INTER_CUBIC, INTER_LANCZOS4, INTER_AREA",
+                  .choices = {kMethodNames[0], kMethodNames[1], kMethodNames[2], kMethodNames[3]}}},
+      .make = [](const Params& p) { return std::make_unique<Scale>(p); },
+  };
+}
+
+TANDEM_REGISTER_FILTER(describe_scale);
+
+}  // namespace
+}  // namespace tandem

@@ -1,0 +1,36 @@
+// crop: output pixel (x, y) is input pixel (x + left, y + top). A work-item moves four pixels
+// of a row: one 16-byte load where an 8-bit row of the rectangle starts on a group of four
+// (WIDE_LOADS, on CPUs), else a pixel a load (a 4-byte word, or a float4), the last group's
+// lanes past the width reading the row's last pixel. Stores through TANDEM_STORE4_*: a
+// point-wise chain after it runs here.
+//   PIXEL_RGBA8 1 or 0; WIDE_LOADS 1 where PIXEL_RGBA8 and left is a multiple of 4
+
+#if PIXEL_RGBA8
+typedef uchar sample_t;
+typedef uint pixel_t;
+#define STORE4(row, x, a, b, c, d) TANDEM_STORE4_RGBA8(row, x, as_uchar16((uint4)(a, b, c, d)))
+#else
+typedef float sample_t;
+typedef float4 pixel_t;
+#define STORE4(row, x, a, b, c, d) TANDEM_STORE4_RGBA32F(row, x, (float16)(a, b, c, d))
+#endif
+
+// Rows [y0, y0 + rows) of a `width` wide output.
+__kernel void crop(const __global sample_t* restrict src, int src_first, int src_pitch,
+                   __global sample_t* restrict dst, int dst_first, int dst_pitch, int width,
+                   int left, int top, int y0 TANDEM_EPILOGUE_PARAMS) {
+  const int x = 4 * (int)get_global_id(0);
+  const int y = y0 + (int)get_global_id(1);
+  const __global sample_t* restrict row =
+      src + (size_t)(y + top - src_first) * src_pitch + 4 * left;
+  __global sample_t* restrict out = dst + (size_t)(y - dst_first) * dst_pitch;
+#if WIDE_LOADS
+  // The group ends within the input's last group of four, inside its pitch.
+  const uint4 v = *(const __global uint4*)(row + 4 * x);
+  STORE4(out, x, v.x, v.y, v.z, v.w);
+#else
+  const __global pixel_t* restrict p = (const __global pixel_t*)row;
+  const int last = width - 1;
+  STORE4(out, x, p[x], p[min(x + 1, last)], p[min(x + 2, last)], p[min(x + 3, last)]);
+#endif
+}

@@ -1,0 +1,52 @@
+// pad: output pixel (x, y) is input pixel (x - left, y - top) where that lies in the input, else
+// the colour. A work-item moves four pixels of a row, a pixel a load (a 4-byte word, or a
+// float4) at a clamped column and the colour chosen in its place outside the input; rows of the
+// padding load nothing. Stores through TANDEM_STORE4_*: a point-wise chain after it runs here,
+// on the padding too.
+//   PIXEL_RGBA8 1 or 0
+
+#if PIXEL_RGBA8
+typedef uchar sample_t;
+typedef uint pixel_t;
+typedef uchar4 colour_t;
+#define PIXEL_OF(colour) as_uint(colour)
+#define STORE4(row, x, a, b, c, d) TANDEM_STORE4_RGBA8(row, x, as_uchar16((uint4)(a, b, c, d)))
+#else
+typedef float sample_t;
+typedef float4 pixel_t;
+typedef float4 colour_t;
+#define PIXEL_OF(colour) (colour)
+#define STORE4(row, x, a, b, c, d) TANDEM_STORE4_RGBA32F(row, x, (float16)(a, b, c, d))
+#endif
+
+// Rows [y0, y0 + rows) of the output; the in_width x in_height input at left, top.
+__kernel void pad(const __global sample_t* restrict src, int src_first, int src_pitch,
+                  __global sample_t* restrict dst, int dst_first, int dst_pitch, int in_width,
+                  int in_height, int left, int top, int y0,
+                  colour_t colour TANDEM_EPILOGUE_PARAMS) {
+  const int x = 4 * (int)get_global_id(0);
+  const int y = y0 + (int)get_global_id(1);
+  const pixel_t fill = PIXEL_OF(colour);
+  __global sample_t* restrict out = dst + (size_t)(y - dst_first) * dst_pitch;
+  const int sy = y - top;
+  if (sy < 0 || sy >= in_height) {
+    STORE4(out, x, fill, fill, fill, fill);
+    return;
+  }
+  const __global pixel_t* restrict row =
+      (const __global pixel_t*)(src + (size_t)(sy - src_first) * src_pitch);
+  const int sx = x - left;
+#define AT(k) \
+  (sx + (k) >= 0 && sx + (k) < in_width ? row[clamp(sx + (k), 0, in_width - 1)] : fill)
+  STORE4(out, x, AT(0), AT(1), AT(2), AT(3));
+#undef AT
+}
+
+// Rows [y0, y0 + rows) wholly in the padding, where the executor holds no input rows.
+__kernel void pad_fill(__global sample_t* restrict dst, int dst_first, int dst_pitch, int y0,
+                       colour_t colour TANDEM_EPILOGUE_PARAMS) {
+  const int x = 4 * (int)get_global_id(0);
+  const int y = y0 + (int)get_global_id(1);
+  const pixel_t fill = PIXEL_OF(colour);
+  STORE4(dst + (size_t)(y - dst_first) * dst_pitch, x, fill, fill, fill, fill);
+}
