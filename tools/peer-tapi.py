@@ -48,6 +48,13 @@ The ops and what they are to tandem (filters/*.cpp); what is not the same is sai
                 CIELAB with sliding sums and a weight table, tandem compares RGB patches
                 directly through exp(). Slow on a CPU: run it with --only denoise and few
                 --frames.
+  scale 960     resize to 960x540 INTER_LINEAR: scale=960:540:flags=bilinear (both take 2x2
+                blocks at exactly half the size). Compulsory bytes: the output's own.
+  scale 4k      resize to 3840x2160 INTER_CUBIC: scale=3840:2160:flags=bicubic.
+  crop          a 1280x720 ROI at 320,180 copied: crop=1280:720:320:180.
+  pad           copyMakeBorder to 2048x1200, BORDER_CONSTANT: pad=2048:1200:64:60.
+  transpose     rotate ROTATE_90_CLOCKWISE: transpose=clock.
+  hflip         flip 1: hflip.
 Not covered: tonemap (OpenCV's Tonemap* classes have no OpenCL path), blend, eq (the T-API has
 no affine colour transform: cv2.transform runs on the CPU).
 
@@ -204,7 +211,38 @@ def tapi_ops(src, width, height):
         "saturation": saturation,
         "unsharp": unsharp,
         "denoise": lambda i: cv2.fastNlMeansDenoisingColored(rgb[i % n], dst3, 10, 10, 3, 11),
+        **geometry_ops(src, n, lambda h, w: cv2.UMat(h, w, cv2.CV_8UC4)),
     }
+
+
+def geometry_ops(src, n, make):
+    """The size-changing ops on UMats or arrays (cv2 takes both), into outputs made once by
+    make(height, width)."""
+    small, big, cropped = make(540, 960), make(2160, 3840), make(720, 1280)
+    padded, turned, same = make(1200, 2048), make(1920, 1080), make(1080, 1920)
+    return {
+        "scale 960": lambda i: cv2.resize(src[i % n], (960, 540), dst=small,
+                                          interpolation=cv2.INTER_LINEAR),
+        "scale 4k": lambda i: cv2.resize(src[i % n], (3840, 2160), dst=big,
+                                         interpolation=cv2.INTER_CUBIC),
+        "crop": lambda i: cv2.copyTo(crop_of(src[i % n]), None, cropped),
+        "pad": lambda i: cv2.copyMakeBorder(src[i % n], 60, 60, 64, 64, cv2.BORDER_CONSTANT,
+                                            dst=padded, value=(0, 0, 0, 255)),
+        "transpose": lambda i: cv2.rotate(src[i % n], cv2.ROTATE_90_CLOCKWISE, dst=turned),
+        "hflip": lambda i: cv2.flip(src[i % n], 1, dst=same),
+    }
+
+
+def crop_of(image):
+    """The 1280x720 region at 320,180 (a UMat's ROI, or an array's view)."""
+    if isinstance(image, cv2.UMat):
+        return cv2.UMat(image, (180, 900), (320, 1600))
+    return image[180:900, 320:1600]
+
+
+# Output pixels of the ops whose output is not the input's size (1920x1080 input).
+OUTPUT_PIXELS = {"scale 960": 960 * 540, "scale 4k": 3840 * 2160, "crop": 1280 * 720,
+                 "pad": 2048 * 1200}
 
 
 def cpu_ops(frames, width, height):
@@ -241,6 +279,7 @@ def cpu_ops(frames, width, height):
             frames[i % n], 2.0,
             cv2.blur(frames[i % n], (5, 5), borderType=border), -1.0, 0.0, dst=dst),
         "denoise": lambda i: cv2.fastNlMeansDenoisingColored(rgb[i % n], dst3, 10, 10, 3, 11),
+        **geometry_ops(frames, n, lambda h, w: np.empty((h, w, 4), np.uint8)),
     }
 
 
@@ -298,13 +337,14 @@ def main():
         if not selected(name, a.only):
             continue
         one, many = time_calls(fn, a.warmup, a.frames, a.batch, cv2.ocl.finish)
+        op_bytes = bytes_per_frame + 4 * OUTPUT_PIXELS.get(name, a.width * a.height)
         rows.append({"op": name, "tapi_call": summarize(one), "tapi_batch": summarize(many),
-                     "compulsory_bytes": compulsory, "cpu": None})
+                     "compulsory_bytes": op_bytes, "cpu": None})
     copy_ms = rows[0]["tapi_batch"]["median_ms"]
     copy_gbps = compulsory / (copy_ms * 1e6) if copy_ms else float("nan")
     for r in rows:
         ms = r["tapi_batch"]["median_ms"]
-        r["gbps"] = compulsory / (ms * 1e6) if ms else float("nan")
+        r["gbps"] = r["compulsory_bytes"] / (ms * 1e6) if ms else float("nan")
         r["percent_of_copy"] = 100 * r["gbps"] / copy_gbps
 
     threads = None
