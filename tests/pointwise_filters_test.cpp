@@ -78,19 +78,6 @@ Frame reference(const std::string& name,
   return out;
 }
 
-double max_relative_difference(const Frame& a, const Frame& b) {
-  double worst = 0;
-  for (int y = 0; y < a.height(); ++y) {
-    for (int i = 0; i < 4 * a.width(); ++i) {
-      const double u = a.row_as<float>(y)[i];
-      const double v = b.row_as<float>(y)[i];
-      const double d = std::abs(u - v) / std::max(1.0, std::abs(v));
-      worst = std::max(worst, std::isnan(d) ? INFINITY : d);
-    }
-  }
-  return worst;
-}
-
 // 8-bit: at most 1 LSB, and differing values rare (1 in 10000, plus one for tiny frames; about
 // 3 in a million are observed); float: kFloatTolerance relative.
 void expect_close(const Frame& actual, const Frame& expected) {

@@ -26,59 +26,13 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "cv_support.hpp"
 #include "test_support.hpp"
 
 namespace tandem::test {
 namespace {
 
 constexpr double kFloatTolerance = 1e-5;
-
-cv::Mat wrap(const Frame& frame) {
-  return cv::Mat(frame.height(), frame.width(),
-                 frame.format() == PixelFormat::rgba8 ? CV_8UC4 : CV_32FC4,
-                 const_cast<std::uint8_t*>(frame.data()), frame.pitch());
-}
-
-Frame from_mat(const cv::Mat& mat) {
-  Frame frame(mat.cols, mat.rows, mat.depth() == CV_8U ? PixelFormat::rgba8 : PixelFormat::rgba32f);
-  mat.copyTo(wrap(frame));
-  return frame;
-}
-
-// Low frequencies with a little noise: long ramps, where a rounding difference would show as a
-// step, unlike on white noise.
-Frame smooth_frame(int width, int height, PixelFormat format, std::uint32_t seed) {
-  Frame frame(width, height, format);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> noise(-3.0f, 3.0f);
-  for (int y = 0; y < height; ++y) {
-    for (int x = 0; x < width; ++x) {
-      for (int c = 0; c < 4; ++c) {
-        const float v =
-            128.0f + 100.0f * std::sin(x / (11.0f + 5 * c)) * std::cos(y / 23.0f) + noise(rng);
-        if (format == PixelFormat::rgba8) {
-          frame.row(y)[4 * x + c] = static_cast<std::uint8_t>(std::clamp(std::lround(v), 0L, 255L));
-        } else {
-          frame.row_as<float>(y)[4 * x + c] = v / 64.0f;
-        }
-      }
-    }
-  }
-  return frame;
-}
-
-double max_relative_difference(const Frame& a, const Frame& b) {
-  double worst = 0;
-  for (int y = 0; y < a.height(); ++y) {
-    for (int i = 0; i < 4 * a.width(); ++i) {
-      const double u = a.row_as<float>(y)[i];
-      const double v = b.row_as<float>(y)[i];
-      const double d = std::abs(u - v) / std::max(1.0, std::abs(v));
-      worst = std::max(worst, std::isnan(d) ? INFINITY : d);
-    }
-  }
-  return worst;
-}
 
 struct Method {
   std::string name;

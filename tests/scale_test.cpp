@@ -30,20 +30,6 @@ namespace {
 constexpr double kFloatTolerance = 1e-5;
 const std::vector<std::string> kMethods = {"bilinear", "bicubic", "lanczos", "area"};
 
-// Largest |a - b| / max(1, |b|) over all values of two float frames.
-double max_relative_difference(const Frame& a, const Frame& b) {
-  double worst = 0;
-  for (int y = 0; y < a.height(); ++y) {
-    for (int i = 0; i < 4 * a.width(); ++i) {
-      const double u = a.row_as<float>(y)[i];
-      const double v = b.row_as<float>(y)[i];
-      const double d = std::abs(u - v) / std::max(1.0, std::abs(v));
-      worst = std::max(worst, std::isnan(d) ? INFINITY : d);
-    }
-  }
-  return worst;
-}
-
 // Checks `actual` against `expected`: within `tolerance8` LSB on rgba8, kFloatTolerance
 // relative on rgba32f; returns the difference for the log.
 double expect_close(const Frame& actual, const Frame& expected, double tolerance8) {

@@ -32,20 +32,6 @@ constexpr float kFloatScale = 4.0f;       // float frames hold values in [0, 4)
 constexpr double kFloatTolerance = 1e-5;  // relative, see above
 
 // Largest |a - b| / max(1, |b|) over all values of two float frames.
-double max_relative_difference(const Frame& a, const Frame& b) {
-  EXPECT_EQ(a.format(), PixelFormat::rgba32f);
-  double worst = 0;
-  for (int y = 0; y < a.height(); ++y) {
-    for (int i = 0; i < 4 * a.width(); ++i) {
-      const double u = a.row_as<float>(y)[i];
-      const double v = b.row_as<float>(y)[i];
-      const double d = std::abs(u - v) / std::max(1.0, std::abs(v));
-      worst = std::max(worst, std::isnan(d) ? INFINITY : d);
-    }
-  }
-  return worst;
-}
-
 // Checks `actual` against `expected` with the tolerance of the format; returns the difference
 // (in LSB for rgba8, relative for rgba32f) for the log.
 double expect_close(const Frame& actual, const Frame& expected, double tolerance8) {

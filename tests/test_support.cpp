@@ -112,6 +112,39 @@ double max_difference(const Frame& a, const Frame& b) {
   return worst;
 }
 
+double max_relative_difference(const Frame& a, const Frame& b) {
+  double worst = 0;
+  for (int y = 0; y < a.height(); ++y) {
+    for (int i = 0; i < 4 * a.width(); ++i) {
+      const double u = a.row_as<float>(y)[i];
+      const double v = b.row_as<float>(y)[i];
+      const double d = std::abs(u - v) / std::max(1.0, std::abs(v));
+      worst = std::max(worst, std::isnan(d) ? INFINITY : d);
+    }
+  }
+  return worst;
+}
+
+Frame smooth_frame(int width, int height, PixelFormat format, std::uint32_t seed) {
+  Frame frame(width, height, format);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> noise(-3.0f, 3.0f);
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      for (int c = 0; c < 4; ++c) {
+        const float v =
+            128.0f + 100.0f * std::sin(x / (11.0f + 5 * c)) * std::cos(y / 23.0f) + noise(rng);
+        if (format == PixelFormat::rgba8) {
+          frame.row(y)[4 * x + c] = static_cast<std::uint8_t>(std::clamp(std::lround(v), 0L, 255L));
+        } else {
+          frame.row_as<float>(y)[4 * x + c] = v / 64.0f;
+        }
+      }
+    }
+  }
+  return frame;
+}
+
 std::size_t count_differences(const Frame& a, const Frame& b, double tolerance) {
   std::size_t n = 0;
   for_each_value(a, b, [&](double d) { n += d > tolerance; });

@@ -39,6 +39,11 @@ Frame random_frame(int width, int height, PixelFormat format, std::uint32_t seed
 /// Largest absolute difference of any channel (in 8-bit steps for rgba8, raw for float) or
 /// sample of a plane.
 double max_difference(const Frame& a, const Frame& b);
+/// Largest |a - b| / max(1, |b|) over the values of two rgba32f frames (NaN counts as infinite).
+double max_relative_difference(const Frame& a, const Frame& b);
+/// Low frequencies with a little noise: long ramps, where a rounding difference would show as a
+/// step, unlike on white noise (rgba8 levels, or those / 64 in rgba32f).
+Frame smooth_frame(int width, int height, PixelFormat format, std::uint32_t seed);
 /// Number of channel values that differ by more than `tolerance`.
 std::size_t count_differences(const Frame& a, const Frame& b, double tolerance);
 
