@@ -61,6 +61,32 @@ class VideoPipeline : public ::testing::Test {
     writer.finish();
     return frames;
   }
+  // Output frame k of `out` is `graph` through the image path on input frame k of `in`, at its
+  // timestamp (rows of other kinds of device may differ by their tolerance, tolerance.hpp),
+  // `frames` of them in `format`, of the output's size.
+  static void expect_the_image_path(const fs::path& in, const fs::path& out,
+                                    const std::string& graph, PixelFormat format, int frames) {
+    VideoReader source(in), result(out);
+    Frame a(source.info().width, source.info().height, format);
+    Frame b(result.info().width, result.info().height, format);
+    std::int64_t pa = 0, pb = 0;
+    int k = 0;
+    while (source.read(a, pa)) {
+      ASSERT_TRUE(result.read(b, pb)) << "frame " << k << " is missing";
+      EXPECT_EQ(pa * source.info().time_base.num * result.info().time_base.den,
+                pb * result.info().time_base.num * source.info().time_base.den)
+          << "timestamp of frame " << k;
+      const Frame want = test::run_graph(graph, a, "all", "single");
+      ASSERT_EQ(want.format(), format);
+      ASSERT_TRUE(test::within(
+          b, want,
+          test::tolerance_within("all", PixelFormat::rgba8).amplified(1.4, PixelFormat::rgba8)))
+          << "frame " << k;
+      ++k;
+    }
+    EXPECT_FALSE(result.read(b, pb)) << "an extra frame";
+    EXPECT_EQ(k, frames);
+  }
   fs::path dir_;
 };
 
@@ -82,28 +108,8 @@ TEST_F(VideoPipeline, EveryFrameEqualsTheImagePathInOrder) {
       EXPECT_EQ(process_file(in, out, pipeline, {}, pix_fmt), 40);
     }
     // Decode input and output again; output frame k must be the image path on input frame k.
-    VideoReader source(in), result(out);
-    EXPECT_EQ(result.info().frame_rate, source.info().frame_rate);
-    const VideoInfo& info = source.info();
-    Frame a(info.width, info.height, format), b(info.width, info.height, format);
-    std::int64_t pa = 0, pb = 0;
-    int k = 0;
-    while (source.read(a, pa)) {
-      ASSERT_TRUE(result.read(b, pb)) << "frame " << k << " is missing";
-      EXPECT_EQ(pa * source.info().time_base.num * result.info().time_base.den,
-                pb * result.info().time_base.num * source.info().time_base.den)
-          << "timestamp of frame " << k;
-      // Rows of other kinds of device may differ by their tolerance (tolerance.hpp).
-      const Frame want = test::run_graph(graph, a, "all", "single");
-      ASSERT_EQ(want.format(), format);
-      ASSERT_TRUE(test::within(
-          b, want,
-          test::tolerance_within("all", PixelFormat::rgba8).amplified(1.4, PixelFormat::rgba8)))
-          << "frame " << k;
-      ++k;
-    }
-    EXPECT_FALSE(result.read(b, pb)) << "an extra frame";
-    EXPECT_EQ(k, 40);
+    EXPECT_EQ(VideoReader(out).info().frame_rate, VideoReader(in).info().frame_rate);
+    expect_the_image_path(in, out, graph, format, 40);
   }
 }
 
@@ -125,24 +131,10 @@ TEST_F(VideoPipeline, AGraphThatChangesTheSizeWritesVideoOfItsSize) {
       EXPECT_EQ(pipeline.output_size({1920, 1080}), (Size{140, 96}));
       EXPECT_EQ(process_file(in, out, pipeline, {}, pix_fmt), 12);
     }
-    VideoReader source(in), result(out);
-    ASSERT_EQ(result.info().width, 140);
-    ASSERT_EQ(result.info().height, 96);
-    Frame a(source.info().width, source.info().height, format), b(140, 96, format);
-    std::int64_t pa = 0, pb = 0;
-    int k = 0;
-    while (source.read(a, pa)) {
-      ASSERT_TRUE(result.read(b, pb)) << "frame " << k << " is missing";
-      const Frame want = test::run_graph(graph, a, "all", "single");
-      ASSERT_EQ(want.width(), 140);
-      ASSERT_TRUE(test::within(
-          b, want,
-          test::tolerance_within("all", PixelFormat::rgba8).amplified(1.4, PixelFormat::rgba8)))
-          << "frame " << k;
-      ++k;
-    }
-    EXPECT_FALSE(result.read(b, pb)) << "an extra frame";
-    EXPECT_EQ(k, 12);
+    const VideoInfo result = VideoReader(out).info();
+    ASSERT_EQ(result.width, 140);
+    ASSERT_EQ(result.height, 96);
+    expect_the_image_path(in, out, graph, format, 12);
   }
 }
 
