@@ -47,18 +47,6 @@ double expect_close(const Frame& actual, const Frame& expected, double tolerance
   return d;
 }
 
-// The host reference of one scale node, into a frame of its output size.
-Frame reference(const std::string& graph, const Frame& input) {
-  const Graph g = Graph::parse(graph);
-  const GraphNode& node = g.nodes().at(0);
-  const auto filter = node.spec->make(node.params);
-  const Size size = g.output_size({input.width(), input.height()});
-  Frame output(size.width, size.height, input.format());
-  const Frame* inputs[] = {&input};
-  filter->reference(inputs, output);
-  return output;
-}
-
 struct Resize {
   Size from, to;
 };
@@ -94,7 +82,7 @@ TEST(Scale, MatchesReferenceOnEveryDevice) {
           SCOPED_TRACE(graph + " of " + to_string(r.from) + " " + std::string(to_string(format)) +
                        ", device " + device);
           const Frame actual = run_graph(graph, input, device, "single");
-          const double d = expect_close(actual, reference(graph, input), tolerance8(method));
+          const double d = expect_close(actual, run_reference(graph, input), tolerance8(method));
           std::printf("  %-36s of %-9s %-7s device %s: max difference %g\n", graph.c_str(),
                       to_string(r.from).c_str(), std::string(to_string(format)).c_str(),
                       device.c_str(), d);
@@ -118,8 +106,9 @@ TEST(Scale, AreaByWholeFactorsIsExact) {
       const std::string graph = graph_for(r, method);
       SCOPED_TRACE(graph + ", device " + device);
       const Frame input = random_frame(r.from.width, r.from.height, PixelFormat::rgba8, seed++);
-      EXPECT_EQ(max_difference(run_graph(graph, input, device, "single"), reference(graph, input)),
-                0);
+      EXPECT_EQ(
+          max_difference(run_graph(graph, input, device, "single"), run_reference(graph, input)),
+          0);
     }
   }
 }
