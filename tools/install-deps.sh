@@ -6,6 +6,7 @@ packages=(
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo
   libtbb-dev libopencv-dev libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev
   libavformat-dev libavcodec-dev libswscale-dev libswresample-dev libavutil-dev ffmpeg
+  libopenmpi-dev openmpi-bin
   libimgui-dev libglfw3-dev libgl-dev libgl1-mesa-dri xvfb xauth
   clang libclang-rt-14-dev
 )

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "options.hpp"
 #include "run.hpp"
 #include "tandem/tandem.hpp"
 
@@ -59,105 +60,40 @@ int main(int argc, char** argv) {
       "  tandem -i in.png -o out.png -f \"saturation=1.4\"\n"
       "  tandem -i in.hdr -o out.png -f \"tonemap=op=reinhard:key=0.18\" --devices gpu\n"
       "  tandem devices          list OpenCL devices and their ids\n"
-      "  tandem filters          list filters and their options\n\n"
+      "  tandem filters          list filters and their options\n"
+      "  tandem -i in.mp4 --segment 3/8 -o part-3.mkv -f GRAPH   one segment of a video\n"
+      "  tandem concat part-*.mkv -o out.mkv --streams-from in.mp4   the parts joined\n\n"
       "Graphs use FFmpeg's filtergraph syntax: filters separated by ',', options key=value "
       "separated by ':', the first option may be given by value alone.",
       "tandem"};
   app.set_version_flag("--version", tandem::version());
   RunOptions o;
-  app.add_option("-i,--input", o.input,
-                 "Input image (PNG, JPEG, TIFF, BMP, Radiance .hdr, OpenEXR)");
-  app.add_option("-o,--output", o.output, "Output image; its extension chooses the format");
-  app.add_option("-f,--filter", o.graph, "Filter graph, e.g. \"gaussian=sigma=2,saturation=1.3\"");
-  app.add_flag("-y,--overwrite", o.overwrite, "Overwrite the output if it exists");
-  app.add_option("--devices", o.devices,
-                 "Devices: all, cpu, gpu, ids such as 0.1,1.0, or name substrings")
-      ->capture_default_str();
-  app.add_option("--split", o.split,
-                 "How devices share the work: auto (bands of each image; whole frames per "
-                 "device for video), frames, bands (= adaptive), static:F1,F2,..., single, "
-                 "chunks:N")
-      ->capture_default_str();
-  app.add_option("--report", o.report, "Write a JSON run report (devices, shares, times)");
-  app.add_flag("--no-fuse", o.no_fuse, "Run each point-wise filter as its own pass");
-  app.add_flag("--no-planes", o.no_planes,
-               "Convert video to RGBA for every graph, also where its filters could work on the "
-               "Y'CbCr planes as they are (gaussian, saturation under BT.709)");
-  app.add_option("--cl-options", o.cl_options, "Extra OpenCL build options for every program");
-  app.add_option("--max-pixels", o.max_pixels,
-                 "Refuse input images of more pixels than this, before decoding them (0: no limit)")
-      ->capture_default_str();
-#ifdef TANDEM_HAVE_VIDEO
-  auto* video = "Video";
-  app.add_option("--codec", o.codec,
-                 "Video encoder (libx264, ffv1, mpeg4, ...); default by container")
-      ->group(video);
-  app.add_option("--crf", o.crf, "Constant-quality factor (libx264: 0..51)")->group(video);
-  app.add_option("--bitrate", o.bitrate, "Target bits per second")->group(video);
-  app.add_option("--pix-fmt", o.pix_fmt, "Encoder pixel format (yuv420p, yuv444p, ...)")
-      ->group(video);
-  app.add_option("--frames", o.frames, "Process at most N frames")->group(video);
-  app.add_option("--start", o.start, "Start at T seconds")->group(video);
-  app.add_option("--duration", o.duration, "Process T seconds")->group(video);
-  app.add_option("--on-error", o.on_error, "A frame that cannot be decoded: stop or skip")
-      ->capture_default_str()
-      ->group(video);
-  app.add_option("--progress", o.progress,
-                 "auto (a bar on a terminal), json (one line per update on stderr) or none")
-      ->capture_default_str()
-      ->group(video);
-  auto* no_copy = app.add_flag("--no-copy", o.no_copy,
-                               "Write the video alone: leave audio, subtitles and data out")
-                      ->group(video);
-  auto* no_audio =
-      app.add_flag("--an", o.no_audio, "Leave the audio streams out (FFmpeg's -an)")->group(video);
-  app.add_option("--audio", o.audio,
-                 "The audio streams: copy, none, or an encoder that re-encodes them (aac, libopus, "
-                 "flac, ...; FFmpeg's -c:a)")
-      ->capture_default_str()
-      ->excludes(no_audio)
-      ->excludes(no_copy)
-      ->group(video);
-  app.add_flag("--sn", o.no_subtitles, "Leave the subtitle streams out (FFmpeg's -sn)")
-      ->group(video);
-  app.add_flag("--dn", o.no_data, "Leave the data streams out (FFmpeg's -dn)")->group(video);
-  app.add_option("--streams", o.streams,
-                 "Copy only these streams besides the video, by their index in the input "
-                 "(FFmpeg's -map 0:N), e.g. --streams 2,3")
-      ->delimiter(',')
-      ->excludes(no_copy)
-      ->group(video);
-  app.add_flag("--keep-partial", o.keep_partial,
-               "On Ctrl-C or an error, keep what was written as a playable file")
-      ->group(video);
-#endif
+  tandem::cli::add_run_options(app, o);
   auto* devices_cmd = app.add_subcommand(
       "devices", "List OpenCL devices: id, type, name, platform, compute units, memory, alignment");
   auto* filters_cmd =
       app.add_subcommand("filters", "List filters with their options, ranges and defaults");
+#ifdef TANDEM_HAVE_VIDEO
+  tandem::cli::ConcatOptions concat;
+  auto* concat_cmd = app.add_subcommand(
+      "concat",
+      "Join the parts of a video made with --segment K/N, by stream copy, in the order of their "
+      "timestamps:\n  tandem concat part-*.mkv -o out.mkv --streams-from in.mp4");
+  concat_cmd->add_option("parts", concat.parts, "The parts, in any order")->required();
+  concat_cmd->add_option("-o,--output", concat.output, "The joined video")->required();
+  concat_cmd->add_option("--streams-from", concat.streams_from,
+                         "The input the parts were cut from: its audio, subtitle and data "
+                         "streams are copied from it, and every one of its frames must be in a "
+                         "part");
+  concat_cmd->add_flag("-y,--overwrite", concat.overwrite, "Overwrite the output if it exists");
+  concat_cmd->add_flag("--an", concat.no_audio, "Leave the audio streams out");
+  concat_cmd->add_flag("--sn", concat.no_subtitles, "Leave the subtitle streams out");
+  concat_cmd->add_flag("--dn", concat.no_data, "Leave the data streams out");
+#endif
   app.require_subcommand(0, 1);
 
   try {
-    // FFmpeg's single-dash long options (-hwaccel, -an, -crf) would be read as clusters of
-    // short flags, -hwaccel as -h: the whole help and exit 0.
-    for (int k = 1; k < argc; ++k) {
-      const std::string arg = argv[k];
-      if (arg == "--") break;
-      // FFmpeg's audio codec option has another name here, not just another dash.
-      if (arg == "-c:a" || arg == "-acodec") {
-        throw CLI::ParseError("unknown option '" + arg + "': tandem's is --audio CODEC",
-                              CLI::ExitCodes::ExtrasError);
-      }
-      if (arg.size() <= 2 || arg[0] != '-' || arg[1] == '-') continue;
-      if (app.get_option_no_throw("-" + arg)) {
-        throw CLI::ParseError("unknown option '" + arg +
-                                  "': tandem's long options take two "
-                                  "dashes, as in -" +
-                                  arg,
-                              CLI::ExitCodes::ExtrasError);
-      }
-      if (arg[1] == 'h' || arg[1] == 'y') throw CLI::ExtrasError({arg});
-    }
+    tandem::cli::check_dashes(app, argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
@@ -169,6 +105,9 @@ int main(int argc, char** argv) {
     if (*devices_cmd) return list_devices();
     if (*filters_cmd) return list_filters();
     const StopOnSignals stop;
+#ifdef TANDEM_HAVE_VIDEO
+    if (*concat_cmd) return tandem::cli::run_concat(concat);
+#endif
     return tandem::cli::run(o);
   } catch (const tandem::Error& e) {
     std::fprintf(stderr, "tandem: error: %s\n", e.what());

@@ -3,6 +3,7 @@
 // signals that stop them, the one wall time they state, their summary and their report.
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,9 @@
 
 #include "tandem/image_io.hpp"
 #include "tandem/tandem.hpp"
+#ifdef TANDEM_HAVE_VIDEO
+#include "tandem/video_segments.hpp"
+#endif
 
 namespace tandem::cli {
 
@@ -40,6 +44,7 @@ struct RunOptions {
   bool no_audio = false, no_subtitles = false, no_data = false;
   std::string audio = "copy";  // copy, none, or an encoder that re-encodes the audio
   std::vector<int> streams;
+  std::string segment;  // "K/N": segment K of N, cut at the input's key frames
 };
 
 // Ctrl-C, SIGTERM (kill, timeout) and SIGHUP (a closed terminal) stop a run cleanly: the frames
@@ -83,7 +88,30 @@ PipelineOptions pipeline_options(const RunOptions& o);
 int run(const RunOptions& o);
 
 #ifdef TANDEM_HAVE_VIDEO
-int run_video(const RunOptions& o, AtomicFile* report);
+/// One segment of a video run, as tandem-mpi hands it to a rank: the input's key frames (for
+/// the warm-up of graphs with temporal state), the segment, and what to call as frames are
+/// written (the number so far) instead of showing progress and a summary.
+struct SegmentRun {
+  const KeyFrameIndex* index = nullptr;
+  VideoSegment segment;
+  std::function<void(std::int64_t frames)> on_frames;
+};
+
+/// tandem concat's options.
+struct ConcatOptions {
+  std::vector<std::string> parts;
+  std::string output;
+  std::string streams_from;
+  bool overwrite = false;
+  bool no_audio = false, no_subtitles = false, no_data = false;
+};
+
+/// Joins parts made with --segment (concat_run.cpp); the exit code.
+int run_concat(const ConcatOptions& c);
+
+/// A video into a video; with `part`, or o.segment, one segment of it into a part that holds
+/// the video alone (tandem concat joins the parts).
+int run_video(const RunOptions& o, AtomicFile* report, const SegmentRun* part = nullptr);
 int run_video_to_images(const RunOptions& o, AtomicFile* report);
 #endif
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -166,21 +167,52 @@ void adapt_to_hdr(tandem::Graph& graph, const tandem::VideoReader& reader,
 
 }  // namespace
 
-int run_video(const RunOptions& o, tandem::AtomicFile* report) {
+int run_video(const RunOptions& o, tandem::AtomicFile* report, const SegmentRun* part) {
   std::error_code ec;
   if (o.output != "-" && fs::exists(o.output, ec) && !o.overwrite) {
     throw tandem::Error("output '" + o.output + "' already exists (use -y to overwrite it)");
   }
   tandem::Graph graph = video_graph(o);
+  std::optional<tandem::KeyFrameIndex> own_index;
+  std::optional<SegmentRun> own_part;
+  if (!part && !o.segment.empty()) {
+    const auto [k, n] = tandem::parse_segment(o.segment);
+    if (o.start > 0 || o.duration > 0 || o.frames > 0) {
+      throw tandem::Error("--segment cuts the whole video: it takes no --start, --duration or "
+                          "--frames");
+    }
+    if (o.input == "-") throw tandem::Error("--segment needs an input file, not standard input");
+    own_index = tandem::index_key_frames(o.input);
+    own_part.emplace();
+    own_part->index = &*own_index;
+    own_part->segment = tandem::cut_segments(*own_index, n)[k];
+    part = &*own_part;
+  }
   tandem::VideoReaderOptions ro = reader_options(o);
   ro.keep_packets = true;
   tandem::VideoReader reader(o.input, ro);
-  const tandem::VideoInfo& info = reader.info();
 
   tandem::VideoWriterOptions wo;
   adapt_to_hdr(graph, reader, wo);
   tandem::DeviceSet devices = tandem::DeviceSet::open(o.devices);
   tandem::Pipeline pipeline(devices, std::move(graph), pipeline_options(o));
+  std::optional<tandem::VideoSegment> segment;
+  if (part) {
+    // A segment is read from the key frame its warm-up starts at, to the next segment.
+    segment = part->segment;
+    tandem::add_warm_up(*segment, *part->index, pipeline.warm_up_frames());
+    ro.from_pts = segment->decode_from_pts;
+    ro.to_pts = segment->to_pts;
+    ro.keep_packets = false;
+    reader = tandem::VideoReader(o.input, ro);
+    if (!part->on_frames && !reader.streams().empty()) {
+      std::fprintf(stderr,
+                   "tandem: segment %d/%d holds the video alone; tandem concat --streams-from "
+                   "'%s' takes the input's %zu other streams\n",
+                   segment->index, segment->count, o.input.c_str(), reader.streams().size());
+    }
+  }
+  const tandem::VideoInfo& info = reader.info();
 
   const tandem::Size size = pipeline.output_size({info.width, info.height});
   wo.width = size.width;
@@ -190,7 +222,7 @@ int run_video(const RunOptions& o, tandem::AtomicFile* report) {
   wo.bitrate = o.bitrate;
   wo.pix_fmt = o.pix_fmt;
   wo.keep_partial = o.keep_partial;
-  wo.copy_streams = !o.no_copy;
+  wo.copy_streams = !o.no_copy && !part;
   wo.no_audio = o.no_audio || o.audio == "none";
   if (o.audio != "none") wo.audio_codec = o.audio;
   wo.no_subtitles = o.no_subtitles;
@@ -214,16 +246,19 @@ int run_video(const RunOptions& o, tandem::AtomicFile* report) {
     const auto by_time = static_cast<std::int64_t>(o.duration * info.frame_rate.value() + 0.5);
     total = total > 0 ? std::min(total, by_time) : by_time;
   }
-  Progress progress(o.progress, total);
+  if (segment) total = segment->frames;
+  Progress progress(part && part->on_frames ? "none" : o.progress, total);
   std::int64_t encoded = 0;
   std::vector<double> last_split;
 
   tandem::VideoRunOptions run;
   run.stop = &g_interrupted;
+  run.segment = segment ? &*segment : nullptr;
   run.on_frame = [&](const tandem::VideoFrameInfo& frame) {
     encoded = frame.index + 1;
     last_split = frame.split;
     progress.update(encoded, last_split, devices);
+    if (part && part->on_frames) part->on_frames(encoded);
   };
   tandem::VideoRunStats stats;
   try {
@@ -236,6 +271,7 @@ int run_video(const RunOptions& o, tandem::AtomicFile* report) {
   for (const auto& e : reader.errors()) std::fprintf(stderr, "tandem: skipped: %s\n", e.c_str());
   if (g_interrupted) {
     writer.abort();
+    if (part && part->on_frames) return StopOnSignals::exit_code();  // tandem-mpi says it
     std::fprintf(stderr, "tandem: interrupted by %s after %lld frames; %s\n",
                  StopOnSignals::name().c_str(), static_cast<long long>(encoded),
                  o.keep_partial ? ("kept a playable partial file at " + o.output).c_str()
@@ -259,8 +295,16 @@ int run_video(const RunOptions& o, tandem::AtomicFile* report) {
                      {"filters_on_planes", pipeline.on_planes()},
                      {"frame_bytes_to_devices", stats.frame_bytes_in},
                      {"frame_bytes_from_devices", stats.frame_bytes_out}};
+    if (segment) {
+      json["segment"] = {{"index", segment->index},
+                         {"count", segment->count},
+                         {"first_frame", segment->first_frame},
+                         {"frames", segment->frames},
+                         {"warm_up_frames", segment->first_frame - segment->decode_first_frame}};
+    }
     finish_report(*report, json, o.output);
   }
+  if (part && part->on_frames) return 0;
   char rate[64];
   std::snprintf(rate, sizeof rate, ", %.1f fps", wall_ms > 0 ? encoded / (wall_ms / 1000) : 0.0);
   print_summary(pipeline.report(),

@@ -25,6 +25,10 @@ void add_partials(const std::vector<StatsRows>& entries, FrameSums& sums) {
   }
 }
 
+std::int64_t FrameStatistics::frames_to_forget(double fraction) {
+  return static_cast<std::int64_t>(std::ceil(std::log(fraction) / std::log(1 - kStatsSmoothing)));
+}
+
 void FrameStatistics::combine(const FrameSums& sums, bool smooth, std::uint64_t ticket) {
   for (const auto& [pi, sum] : sums) {
     const FrameStats measured{std::exp(sum.log_sum / std::max(sum.pixels, 1.0)), sum.maximum};

@@ -49,6 +49,10 @@ class FrameStatistics {
  public:
   /// `lag`: frames between a frame and the latest whose statistics it runs with (at least 1).
   explicit FrameStatistics(std::uint64_t lag = 1) : lag_(std::max<std::uint64_t>(lag, 1)) {}
+  /// Frames after which the running statistics keep less than `fraction` of what they were
+  /// (in the log domain): how far back a video cut into segments starts each one, so that its
+  /// first frame runs with the statistics a run from the start would give it.
+  static std::int64_t frames_to_forget(double fraction);
   /// None yet: the first frame needs a pre-pass.
   bool empty() const { return by_pass_.empty(); }
   /// Frame `ticket` completed with `sums` (frames complete in ticket order):

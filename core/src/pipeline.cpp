@@ -986,6 +986,15 @@ int Pipeline::capacity() const {
   return impl_->capacity();
 }
 
+std::int64_t Pipeline::warm_up_frames() const {
+  for (const GraphNode& node : impl_->graph.nodes()) {
+    if (node.spec->make(node.params)->needs_frame_stats()) {
+      return detail::FrameStatistics::frames_to_forget(1e-4) + capacity();
+    }
+  }
+  return 0;
+}
+
 const RunReport& Pipeline::report() const { return impl_->report; }
 
 std::vector<double> Pipeline::split_of(std::uint64_t ticket) const {

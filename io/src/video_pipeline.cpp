@@ -83,8 +83,11 @@ VideoRunStats process_video(VideoReader& reader, Pipeline& pipeline, VideoWriter
   };
   std::int64_t decoded = 0;
   std::int64_t written = 0;
+  std::int64_t passed = 0;  // warm-up frames filtered, not written
   std::int64_t first_pts = 0;
   std::uint64_t last_ticket = 0;
+  const VideoSegment* segment = options.segment;
+  const std::int64_t first_index = segment ? segment->decode_first_frame : 0;
   // With at most `slots` items in flight and every stage serial in order, item k + slots only
   // enters after item k left the last stage: slot k % slots is free again. Submitting and
   // waiting are separate stages, so that frame N + 1 is submitted (its upload overlapping frame
@@ -102,9 +105,10 @@ VideoRunStats process_video(VideoReader& reader, Pipeline& pipeline, VideoWriter
           ++decoded;
           return item;
         }) & tbb::make_filter<Item, Item>(tbb::filter_mode::serial_in_order, [&](Item item) {
-          // Its time from the first frame's, for filters that follow it (fade).
-          if (item.index == 0) first_pts = item.pts;
-          const FrameTime time = frame_time(info, item.index, item.pts, first_pts);
+          // Its time from the first frame's, for filters that follow it (fade); a segment's
+          // frames have the times they have in the whole video.
+          if (item.index == 0) first_pts = segment ? segment->origin_pts : item.pts;
+          const FrameTime time = frame_time(info, first_index + item.index, item.pts, first_pts);
           item.ticket = timed(stats.submit_ms, [&] {
             return pipeline.submit(inputs[item.slot], outputs[item.slot], time);
           });
@@ -115,14 +119,21 @@ VideoRunStats process_video(VideoReader& reader, Pipeline& pipeline, VideoWriter
           item.split = pipeline.split_of(item.ticket);
           return item;
         }) & tbb::make_filter<Item, void>(tbb::filter_mode::serial_in_order, [&](Item item) {
-          if (item.index != written) throw Error("internal: frames left the pipeline out of order");
+          if (item.index != passed + written) {
+            throw Error("internal: frames left the pipeline out of order");
+          }
+          if (segment && item.pts < segment->from_pts) {  // a warm-up frame
+            ++passed;
+            reader.take_packets();
+            return;
+          }
           timed(stats.encode_ms, [&] {
             writer.write(outputs[item.slot], item.pts);
             writer.write(reader.take_packets());
           });
           ++written;
           if (options.on_frame) {
-            options.on_frame({item.index, item.pts, &outputs[item.slot], std::move(item.split)});
+            options.on_frame({written - 1, item.pts, &outputs[item.slot], std::move(item.split)});
           }
         }));
   } catch (...) {

@@ -433,6 +433,18 @@ void VideoReader::Impl::open(const fs::path& path) {
     end_pts = origin + static_cast<std::int64_t>(
                            std::llround((options.start + options.duration) / av_q2d(time_base)));
   }
+  constexpr std::int64_t open_end = std::numeric_limits<std::int64_t>::max();
+  if (options.from_pts != -open_end || options.to_pts != open_end) {
+    if (options.start > 0 || options.duration > 0) {
+      throw Error(what + "a range is given in seconds or in timestamps, not both");
+    }
+    if (options.from_pts >= options.to_pts) throw Error(what + "the range of timestamps is empty");
+    if (options.from_pts != -open_end) {
+      start_pts = options.from_pts;
+      if (av_seek_frame(ctx, video, start_pts, AVSEEK_FLAG_BACKWARD) < 0) log.take();
+    }
+    end_pts = options.to_pts;
+  }
   log.take();  // what the probing said is not about any frame
 }
 

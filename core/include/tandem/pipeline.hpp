@@ -155,6 +155,13 @@ class Pipeline {
   /// submitted, and more to hide its own stages.
   int capacity() const;
 
+  /// Frames of a video to run before frame N for frame N's output to be what a run from the
+  /// first frame gives it: 0 for a graph without temporal state; for one whose filters need
+  /// frame statistics (tonemap), enough for the running statistics to keep less than 1e-4 of
+  /// where they started (their log-domain weight 0.25 a frame: 33 frames), and capacity() more,
+  /// since a frame runs with the statistics of the frames capacity() before it.
+  std::int64_t warm_up_frames() const;
+
   /// What the run did so far. Not to be read while another thread submits or waits: the
   /// pipeline updates it as frames complete (use split_of() there).
   const RunReport& report() const;

@@ -24,6 +24,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,6 +57,12 @@ struct VideoReaderOptions {
   double start = 0;
   /// Seconds of video to read from `start`; 0 reads to the end.
   double duration = 0;
+  /// A range by the video's own timestamps (VideoInfo::time_base units), as a VideoSegment
+  /// gives it, instead of start and duration: seek to the key frame at or before `from_pts`,
+  /// return the frames with from_pts <= pts < to_pts. A VideoWriter keeps their timestamps as
+  /// they are. The defaults leave the range open.
+  std::int64_t from_pts = -std::numeric_limits<std::int64_t>::max();
+  std::int64_t to_pts = std::numeric_limits<std::int64_t>::max();
   /// Return at most this many frames; 0 for no limit.
   std::int64_t max_frames = 0;
   OnDecodeError on_error = OnDecodeError::stop;

@@ -10,6 +10,7 @@
 
 #include "tandem/pipeline.hpp"
 #include "tandem/video_io.hpp"
+#include "tandem/video_segments.hpp"
 
 namespace tandem {
 
@@ -30,6 +31,11 @@ struct VideoRunOptions {
   std::function<void(const VideoFrameInfo& frame)> on_frame;
   /// Set (from a signal handler, say) to stop after the frames in flight.
   const std::atomic<bool>* stop = nullptr;
+  /// The segment of the video the reader reads (video_segments.hpp): its frames are timed as in
+  /// the whole video (FrameTime's index from segment->decode_first_frame, seconds from
+  /// origin_pts), and those before from_pts, a warm-up, go through the pipeline for the state
+  /// they leave but are not written. VideoFrameInfo::index counts the frames written.
+  const VideoSegment* segment = nullptr;
 };
 
 /// Where a video's host time went, summed over its frames. The stages run at once, so their sum
