@@ -120,7 +120,7 @@ if [ -n "$mpi" ] && [ -x "$mpi" ] && [ -n "$mpirun" ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   # Loopback only, no network interfaces probed.
   export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
-  run_mpi() { "$mpirun" --oversubscribe "$@"; }
+  run_mpi() { "$mpirun" --oversubscribe --bind-to none "$@"; }
 
   if run_mpi -n 4 "$mpi" -i "$in" -o "$out/mpi.mkv" -f "$graph" --codec ffv1 \
     --report "$out/mpi.json" 2>"$work/stderr"; then
@@ -166,7 +166,7 @@ if [ -n "$mpi" ] && [ -x "$mpi" ] && [ -n "$mpirun" ]; then
   # Interrupted: SIGINT (Ctrl-C) to mpirun once frames are coming (a slow graph, so it is
   # mid-run). With job control, a job in the background does not ignore SIGINT.
   set -m
-  "$mpirun" --oversubscribe -n 2 "$mpi" -i "$in" -o "$out/stopped.mkv" -f "denoise,$graph" \
+  "$mpirun" --oversubscribe --bind-to none -n 2 "$mpi" -i "$in" -o "$out/stopped.mkv" -f "denoise,$graph" \
     --codec ffv1 --progress json 2>"$work/stderr" &
   job=$!
   set +m

@@ -2,8 +2,9 @@
 // its key frames, hands the segments out as ranks ask (dispatch.hpp), and joins the parts; every
 // rank, rank 0 too, filters segments with its own devices, as `tandem --segment K/N` would.
 //
-//   mpirun -n 4 tandem-mpi -i in.mp4 -o out.mp4 -f "tonemap,saturation=1.2"
+//   mpirun --bind-to none -n 4 tandem-mpi -i in.mp4 -o out.mp4 -f "tonemap,saturation=1.2"
 #include <mpi.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -37,6 +38,7 @@ struct Plan {
   tandem::KeyFrameIndex index;
   int segments = 0;
   std::string parts_dir;
+  double index_ms = 0;  // rank 0's scan of the key frames
 };
 
 void broadcast(std::string& text) {
@@ -88,7 +90,10 @@ Plan make_plan(const RunOptions& o, const MpiOptions& m, int ranks) {
     }
     if (!o.report.empty()) tandem::AtomicFile check(o.report);  // writable, before any work
     tandem::Graph::parse(o.graph).validate(tandem::PixelFormat::rgba8);
+    const auto scan = std::chrono::steady_clock::now();
     plan.index = tandem::index_key_frames(o.input);
+    plan.index_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                              scan).count();
     const int starts = static_cast<int>(plan.index.key_frames.size());
     plan.segments = m.segments > 0 ? m.segments : 4 * ranks;
     if (m.segments <= 0) plan.segments = std::max(1, std::min(plan.segments, starts));
@@ -186,9 +191,24 @@ class Progress {
   std::chrono::steady_clock::time_point shown_{};
 };
 
+// mpirun binds each rank to one core (or socket) by default; tandem's devices and encoder want
+// the machine. Says so when rank 0 is bound to fewer cores than the machine has.
+void warn_about_binding() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return;
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (CPU_COUNT(&set) >= online) return;
+  std::fprintf(stderr,
+               "tandem-mpi: warning: rank 0 may use %d of this machine's %ld cores (mpirun binds "
+               "ranks by default); give mpirun --bind-to none, and one rank per machine "
+               "(--map-by ppr:1:node), to let each rank's devices use them all\n",
+               CPU_COUNT(&set), online);
+}
+
 int rank_zero(const RunOptions& o, const MpiOptions& m, Plan& plan, int ranks,
               const std::vector<tandem::VideoSegment>& segments, bool& peers_lost) {
   const auto start = std::chrono::steady_clock::now();
+  warn_about_binding();
   tandem::mpi::DispatchOptions d;
   d.ranks = ranks;
   for (const auto& s : segments) d.frames.push_back(s.frames);
@@ -238,12 +258,16 @@ int rank_zero(const RunOptions& o, const MpiOptions& m, Plan& plan, int ranks,
   join.stop = &tandem::cli::g_interrupted;
   const std::vector<fs::path> parts = dispatcher.parts();
   tandem::JoinStats joined;
+  const auto join_start = std::chrono::steady_clock::now();
   try {
     joined = tandem::join_segments(parts, o.output, join);
   } catch (...) {
     remove_parts();
     throw;
   }
+  const double join_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - join_start)
+          .count();
   remove_parts();
   if (joined.stopped) {
     std::fprintf(stderr, "tandem-mpi: interrupted by %s; nothing was left at the output\n",
@@ -273,7 +297,8 @@ int rank_zero(const RunOptions& o, const MpiOptions& m, Plan& plan, int ranks,
     nlohmann::ordered_json j = {{"input", o.input},   {"output", o.output},
                                 {"graph", o.graph},   {"ranks", ranks},
                                 {"wall_ms", wall * 1e3}, {"frames", joined.frames},
-                                {"redone", dispatcher.redone()}};
+                                {"redone", dispatcher.redone()},
+                                {"index_ms", plan.index_ms}, {"join_ms", join_ms}};
     j["ranks_lost"] = std::vector<int>(dispatcher.lost_ranks().begin(),
                                        dispatcher.lost_ranks().end());
     for (std::size_t s = 0; s < segments.size(); ++s) {
@@ -345,10 +370,12 @@ int main(int argc, char** argv) {
       "ask, so a faster machine takes more; each rank filters its segments with its own "
       "devices; rank 0 joins the parts, with the input's audio and other streams, into the "
       "output.\n\n"
-      "  mpirun -n 4 tandem-mpi -i in.mp4 -o out.mp4 -f \"gaussian=sigma=2\"\n"
-      "  mpirun --enable-recovery -n 8 --hostfile hosts tandem-mpi -i in.mp4 -o out.mkv -f GRAPH "
-      "--parts-dir /shared/tmp\n\n"
-      "With --enable-recovery, the segments of a rank that dies are redone by the others.",
+      "  mpirun --bind-to none -n 4 tandem-mpi -i in.mp4 -o out.mp4 -f \"gaussian=sigma=2\"\n"
+      "  mpirun --bind-to none --map-by ppr:1:node --enable-recovery --hostfile hosts \\\n"
+      "      tandem-mpi -i /shared/in.mp4 -o /shared/out.mkv -f GRAPH --parts-dir /shared/tmp\n\n"
+      "--bind-to none lets each rank use all of its machine's cores (mpirun binds a rank to one "
+      "by default). With --enable-recovery, the segments of a rank that dies are redone by the "
+      "others.",
       "tandem-mpi"};
   app.set_version_flag("--version", tandem::version());
   RunOptions o;
