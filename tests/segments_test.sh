@@ -104,6 +104,8 @@ expect_error "more segments than key frames" "12 key frames to begin one at, so 
   "$out/x.mkv" -- "$tandem" -i "$in" --segment 5/20 -o "$out/x.mkv" -f "$graph"
 expect_error "--segment with --start" "takes no --start" "$out/x.mkv" -- \
   "$tandem" -i "$in" --segment 1/4 --start 2 -o "$out/x.mkv" -f "$graph"
+expect_error "--segment into images" "give it a video output" "$out/x.png" -- \
+  "$tandem" -i "$in" --segment 1/4 -o "$out/x.png" -f "$graph"
 expect_error "concat with a part left out" "are in no part (is one left out?)" "$out/x.mkv" -- \
   "$tandem" concat "$out/part-0.mkv" "$out/part-2.mkv" "$out/part-3.mkv" "$out/part-4.mkv" \
   -o "$out/x.mkv" --streams-from "$in"
@@ -133,6 +135,21 @@ if [ -n "$mpi" ] && [ -x "$mpi" ] && [ -n "$mpirun" ]; then
     bad "mpirun -n 4 tandem-mpi"
   fi
   ls -A "$out" | grep -q "tandem-mpi" && bad "tandem-mpi left its parts" || ok "no parts left"
+
+  # One device, a graph without temporal state: every frame exactly the single run's.
+  exact="gaussian=sigma=1.5,saturation=1.3"
+  if "$tandem" -i "$in" -o "$out/single-exact.mkv" -f "$exact" --codec ffv1 --devices 0.0 \
+    2>"$work/stderr" && run_mpi -n 4 "$mpi" -i "$in" -o "$out/mpi-exact.mkv" -f "$exact" \
+    --codec ffv1 --devices 0.0 2>"$work/stderr"; then
+    for f in single-exact mpi-exact; do
+      ffmpeg -v error -i "$out/$f.mkv" -map 0:v -f framemd5 - | grep -v '^#' >"$out/$f.md5"
+    done
+    cmp -s "$out/single-exact.md5" "$out/mpi-exact.md5" &&
+      ok "tandem-mpi on one device: every frame and timestamp exactly the single run's" ||
+      bad "tandem-mpi on one device: every frame and timestamp exactly the single run's"
+  else
+    bad "tandem-mpi on one device"
+  fi
 
   mkdir -p "$work/shared"
   if run_mpi -n 3 "$mpi" -i "$in" -o "$out/shared.mkv" -f "$graph" --codec ffv1 \

@@ -128,6 +128,10 @@ void Dispatcher::run() {
       continue;
     }
     std::unique_lock lock(mutex_);
+    if (options_.stop && options_.stop->load() && !stopping_) {
+      stopping_ = true;
+      if (options_.on_stop) options_.on_stop();
+    }
     check_timeouts();
     if (finishing()) {
       // Every rank still heard of is told to stop, once; the run ends when each said bye.

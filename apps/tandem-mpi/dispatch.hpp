@@ -57,6 +57,10 @@ struct DispatchOptions {
   /// and, every few tenths of a second, the frames written so far and the segments done.
   std::function<void(const std::string& line)> say;
   std::function<void(std::int64_t frames, int segments_done)> on_progress;
+  /// Set (by a signal) to stop the run; on_stop is called from the dispatcher's thread as soon
+  /// as it sees it (rank 0 removes the parts then, before mpirun's SIGKILL may come).
+  const std::atomic<bool>* stop = nullptr;
+  std::function<void()> on_stop;
 };
 
 /// A part's name in a parts directory: segment, attempt and rank, so two ranks that do one

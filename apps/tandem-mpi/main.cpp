@@ -223,8 +223,13 @@ int rank_zero(const RunOptions& o, const MpiOptions& m, Plan& plan, int ranks,
                  line.c_str());
   };
   d.on_progress = [&](std::int64_t frames, int done) { progress.update(frames, done); };
-  std::error_code ec;
-  auto remove_parts = [&] { fs::remove_all(plan.parts_dir, ec); };
+  // From the dispatcher's thread on a signal, and from this one.
+  auto remove_parts = [&] {
+    std::error_code ec;
+    fs::remove_all(plan.parts_dir, ec);
+  };
+  d.stop = &tandem::cli::g_interrupted;
+  d.on_stop = remove_parts;
   std::string error;
   tandem::mpi::Dispatcher dispatcher(d);
   while (!tandem::cli::g_interrupted) {

@@ -327,6 +327,10 @@ int run_video(const RunOptions& o, tandem::AtomicFile* report, const SegmentRun*
 // name. Each image is written atomically by tandem's image writer; on an error or a signal the
 // images of this run are removed again, unless --keep-partial.
 int run_video_to_images(const RunOptions& o, tandem::AtomicFile* report) {
+  if (!o.segment.empty()) {
+    throw tandem::Error("--segment writes a part of a video, for tandem concat: give it a video "
+                        "output (.mkv, .mp4, ...), not '" + o.output + "'");
+  }
   const bool sequence = tandem::is_image_sequence(o.output);
   if (!sequence && o.frames > 1) {
     throw tandem::Error("'" + o.output + "' holds one image; for " + std::to_string(o.frames) +
