@@ -61,8 +61,12 @@ int main(int argc, char** argv) {
       "  tandem -i in.hdr -o out.png -f \"tonemap=op=reinhard:key=0.18\" --devices gpu\n"
       "  tandem devices          list OpenCL devices and their ids\n"
       "  tandem filters          list filters and their options\n"
+#ifdef TANDEM_HAVE_VIDEO
+      "  tandem -i in.mp4 -o out.mp4 -f \"gaussian=sigma=2\"\n"
       "  tandem -i in.mp4 --segment 3/8 -o part-3.mkv -f GRAPH   one segment of a video\n"
-      "  tandem concat part-*.mkv -o out.mkv --streams-from in.mp4   the parts joined\n\n"
+      "  tandem concat part-*.mkv -o out.mkv --streams-from in.mp4   the parts joined\n"
+#endif
+      "\n"
       "Graphs use FFmpeg's filtergraph syntax: filters separated by ',', options key=value "
       "separated by ':', the first option may be given by value alone.",
       "tandem"};
