@@ -90,7 +90,7 @@ TEST(WholeFrames, AStreamEqualsOneDeviceFrameByFrame) {
   const Streamed got = stream(frames, inputs, held + 1);
   const Streamed want = stream(single, inputs, held + 1);
   ASSERT_EQ(got.outputs.size(), inputs.size());
-  std::set<std::size_t> made_by;
+  std::vector<std::size_t> maker(inputs.size(), 0);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     EXPECT_TRUE(test::within(got.outputs[i], want.outputs[i], tolerance())) << "frame " << i;
     const std::vector<double>& split = got.splits[i];
@@ -99,16 +99,28 @@ TEST(WholeFrames, AStreamEqualsOneDeviceFrameByFrame) {
     if (i == 0) continue;  // the first frame's statistics pre-pass runs in bands
     const auto whole = std::find(split.begin(), split.end(), 1.0);
     ASSERT_NE(whole, split.end()) << "frame " << i << " was not made whole by one device";
-    made_by.insert(static_cast<std::size_t>(whole - split.begin()));
+    maker[i] = static_cast<std::size_t>(whole - split.begin());
   }
   // Every device is measured on frames of its own before it is judged, unless the bands of the
   // statistics pre-pass predicted that the others add too little to the best device to be worth
-  // a window of frames (a CPU beside a GPU): then the best takes every frame.
+  // a window of frames (a CPU beside a GPU): then the best takes every frame handed out after
+  // that decision ("frame N: ...", N frames completed; up to `held` more were on the devices,
+  // a loaded machine may decide a few frames late).
   const auto& decisions = frames.report().decisions;
-  const bool best_alone = std::any_of(decisions.begin(), decisions.end(), [](const auto& line) {
+  const auto best_alone = std::find_if(decisions.begin(), decisions.end(), [](const auto& line) {
     return line.find("the best alone until the budget allows a trial") != std::string::npos;
   });
-  EXPECT_EQ(made_by.size(), best_alone ? 1u : all.size());
+  std::set<std::size_t> made_by;
+  if (best_alone != decisions.end()) {
+    const std::size_t decided = std::stoul(best_alone->substr(best_alone->find(' ') + 1));
+    for (std::size_t i = std::max<std::size_t>(1, decided + held); i < inputs.size(); ++i) {
+      made_by.insert(maker[i]);
+    }
+    EXPECT_EQ(made_by.size(), 1u) << *best_alone;
+  } else {
+    made_by.insert(maker.begin() + 1, maker.end());
+    EXPECT_EQ(made_by.size(), all.size());
+  }
   EXPECT_EQ(frames.report().scheduler, "frames");
   ASSERT_FALSE(frames.report().decisions.empty());
   EXPECT_NE(frames.report().decisions[0].find("whole frames per device"), std::string::npos);
