@@ -162,14 +162,15 @@ if [ -n "$mpi" ] && [ -x "$mpi" ] && [ -n "$mpirun" ]; then
   fi
 
   # Rank 2 killed (SIGKILL) after its first frame: mpirun --enable-recovery lets the others go
-  # on, and rank 0 hands its segment to another rank once it has been silent for 3 s.
+  # on, and rank 0 hands its segment to another rank once it has been silent for 5 s.
   if TANDEM_MPI_TEST_KILL_RANK=2 run_mpi --enable-recovery -x TANDEM_MPI_TEST_KILL_RANK -n 4 \
-    "$mpi" -i "$in" -o "$out/killed.mkv" -f "$graph" --codec ffv1 --rank-timeout 3 \
+    "$mpi" -i "$in" -o "$out/killed.mkv" -f "$graph" --codec ffv1 --rank-timeout 5 \
     2>"$work/stderr"; then
     ok "tandem-mpi with a rank killed"
     same_video "a killed rank's segment redone: the output is complete" "$out/killed.mkv" \
       "$out/single.mkv"
-    grep -q "redone on other ranks (ranks lost: 2)" "$work/stderr" &&
+    # (A loaded machine may take another rank for lost too, for a while.)
+    grep -qE "redone on other ranks \(ranks lost: ([0-9]+, )*2(, [0-9]+)*\)" "$work/stderr" &&
       ok "the run says it redid rank 2's segment" || bad "the run says it redid rank 2's segment"
   else
     bad "tandem-mpi with a rank killed"

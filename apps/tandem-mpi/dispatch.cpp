@@ -134,9 +134,10 @@ void Dispatcher::run() {
     }
     check_timeouts();
     if (finishing()) {
-      // Every rank still heard of is told to stop, once; the run ends when each said bye.
+      // Every rank is told to stop, once, those taken for lost too (one that was only slow
+      // would wait for a segment forever); the run ends when each said bye or is lost.
       for (int r = 1; r < options_.ranks; ++r) {
-        if (lost_.count(r) || told_.count(r) || gone_.count(r)) continue;
+        if (told_.count(r) || gone_.count(r)) continue;
         told_.insert(r);
         send(r, {kStop, 0, 0, lost_.empty() ? 0 : 1, 0});
       }
