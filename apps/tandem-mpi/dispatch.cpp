@@ -131,6 +131,7 @@ void Dispatcher::run() {
     if (options_.stop && options_.stop->load() && !stopping_) {
       stopping_ = true;
       if (options_.on_stop) options_.on_stop();
+      changed_.notify_all();
     }
     check_timeouts();
     if (finishing()) {
