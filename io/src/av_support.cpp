@@ -1,6 +1,8 @@
 // What VideoReader and VideoWriter share of FFmpeg (av_support.hpp).
 #include "av_support.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -156,6 +158,14 @@ LogScope::LogScope(LogSink* sink) : previous_(t_log_sink) {
 }
 LogScope::~LogScope() {
   t_log_sink = previous_;
+}
+
+std::filesystem::path temporary_beside(const std::filesystem::path& output) {
+  static std::atomic<unsigned> counter{0};
+  const std::filesystem::path dir =
+      output.has_parent_path() ? output.parent_path() : std::filesystem::path(".");
+  return dir / ("." + output.stem().string() + ".tandem-" + std::to_string(::getpid()) + "-" +
+                std::to_string(counter++) + output.extension().string());
 }
 
 std::string av_error(int code) {

@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -86,6 +87,11 @@ class LogScope {
 };
 
 std::string av_error(int code);
+
+// A hidden file beside `output`, unique to this process and call, that a writer fills and
+// renames into place: ".NAME.tandem-PID-N.EXT" (the extension keeps the container FFmpeg
+// guesses from it).
+std::filesystem::path temporary_beside(const std::filesystem::path& output);
 
 // What FFmpeg said about a failure: its logged lines, else the error code's text.
 std::string explain(LogSink& log, int code = 0);

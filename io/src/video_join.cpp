@@ -1,8 +1,6 @@
 // Parts of a video joined by stream copy (video_join.hpp).
 #include "tandem/video_join.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -171,15 +169,11 @@ class FrameCheck {
   fs::path previous_;
 };
 
-std::atomic<int> g_temp_counter{0};
-
 // The output, written to a hidden file beside it and renamed into place.
 class Output {
  public:
   explicit Output(const fs::path& path) : path_(path) {
-    const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-    temp_ = dir / ("." + path.stem().string() + ".tandem-" + std::to_string(::getpid()) + "-" +
-                   std::to_string(g_temp_counter++) + path.extension().string());
+    temp_ = detail::temporary_beside(path);
     const std::string url = "file:" + temp_.string();
     if (avformat_alloc_output_context2(&ctx_, nullptr, nullptr, url.c_str()) < 0 || !ctx_) {
       throw Error("cannot write " + quoted(path) + ": FFmpeg has no container for its extension");

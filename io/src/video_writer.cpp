@@ -2,8 +2,6 @@
 // re-encoded on request); and is_video_path.
 #include "tandem/video_io.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -80,8 +78,6 @@ std::string format_list(const AVPixelFormat* list) {
   }
   return s;
 }
-
-std::atomic<unsigned> g_temp_counter{0};
 
 }  // namespace
 
@@ -446,9 +442,7 @@ VideoWriter::Impl::Impl(const fs::path& p, const VideoInfo& video, const AVForma
     if (to_stdout) {
       url = "pipe:1";
     } else {
-      const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-      temp = dir / ("." + path.stem().string() + ".tandem-" + std::to_string(::getpid()) + "-" +
-                    std::to_string(g_temp_counter++) + path.extension().string());
+      temp = detail::temporary_beside(path);
       url = "file:" + temp.string();
     }
     r = avformat_alloc_output_context2(&out, container, nullptr, url.c_str());
