@@ -13,9 +13,14 @@
 //
 // The host builds a table once per pair of sizes: for every output column and row its taps'
 // input indices (clamped: the border) and weights (8-bit: OpenCV's 11-bit fixed point). The
-// kernel (kernels/scale.cl) computes each output pixel straight from its taps with them, one
-// launch a band, the point-wise chain after it in its store; the reference reads the same
-// table in the kernel's arithmetic, which is OpenCV's (see Sum).
+// kernels (kernels/scale.cl) compute each output pixel from its taps with them, the point-wise
+// chain after it in their store; the reference reads the same table in the kernels'
+// arithmetic, which is OpenCV's (see Sum). Per device and sizes, one of:
+//   blocks      area by whole factors up to kMaxBlock: no table, aligned 16-byte loads
+//   tiled       GPUs, where each input row's sums serve several output rows (upscales): the row
+//               sums of a work-group's rows in local memory, then its output rows, one launch
+//   two passes  the same on other devices, through a scratch image of row sums
+//   direct      every output pixel straight from its taps
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -42,6 +47,15 @@ namespace {
 
 /// The largest side of an output, in pixels.
 constexpr int kMaxSide = 32768;
+/// The widest whole block scale_blocks loads into registers; wider ones go through the table.
+constexpr int kMaxBlock = 8;
+/// scale_tiled's work-group: kTileWidth work-items of four columns by kTileHeight, which
+/// compute the output rows of a tile of kTileRows[k] rows, the tallest whose input rows' sums
+/// fit in kTileLocalBytes of local memory.
+constexpr int kTileWidth = 32;
+constexpr int kTileHeight = 8;
+constexpr std::array<int, 3> kTileRows = {32, 16, 8};
+constexpr std::size_t kTileLocalBytes = 48 * 1024;
 
 enum class Method { bilinear, bicubic, lanczos, area };
 const char* const kMethodNames[] = {"bilinear", "bicubic", "lanczos", "area"};
@@ -188,6 +202,24 @@ Axis area_axis(int src, int dst, double scale) {
   return axis;
 }
 
+// The most input rows any `window` consecutive output rows reach along `y`, which scale_tiled
+// holds in local memory, taking them to be the first row's lowest tap to the last row's
+// highest; 0 where that does not hold (a row whose taps go below the row before's).
+int tile_rows(const Axis& y, int height, int window) {
+  std::vector<int> lo(static_cast<std::size_t>(height)), hi(lo.size());
+  for (int d = 0; d < height; ++d) {
+    const auto taps = y.index.begin() + static_cast<std::ptrdiff_t>(d) * y.taps;
+    lo[d] = *std::min_element(taps, taps + y.taps);
+    hi[d] = *std::max_element(taps, taps + y.taps);
+    if (d > 0 && (lo[d] < lo[d - 1] || hi[d] < hi[d - 1])) return 0;
+  }
+  int rows = 0;
+  for (int d = 0; d < height; ++d) {
+    rows = std::max(rows, hi[std::min(d + window, height) - 1] - lo[d] + 1);
+  }
+  return rows;
+}
+
 // Whole blocks of `factor` input pixels, weight 1 each.
 Axis block_axis(int factor, int dst) {
   Axis axis;
@@ -206,10 +238,14 @@ Axis block_axis(int factor, int dst) {
 struct Plan {
   Sum sum = Sum::weighted;
   int taps_x = 0, taps_y = 0;
-  bool halves = false;   // blocks of 2x2 (OpenCV's (s + 2) >> 2 on 8 bits)
-  float inv_area = 1;    // blocks: 1 / pixels of a block
-  int padded_width = 0;  // output columns in the table: a multiple of 4
-  int y_offset = 0;      // where the rows' entries start
+  bool halves = false;           // blocks of 2x2 (OpenCV's (s + 2) >> 2 on 8 bits)
+  float inv_area = 1;            // blocks: 1 / pixels of a block
+  int padded_width = 0;          // output columns in the table: a multiple of 4
+  int block_x = 0, block_y = 0;  // whole blocks for scale_blocks, 0 where not
+  // scale_tiled's output rows a tile, and the most input rows they reach; 0: no scale_tiled.
+  int tile_rows = 0, tile_input_rows = 0;
+  int y_offset = 0;  // where the rows' entries start
+  int x_offset = 0;  // where the columns' entries by tap start (kernels/scale.cl), 4-aligned
   std::vector<std::int32_t> table;
   std::string options;                       // the kernel's build options
   std::map<cl_context, cl::Buffer> buffers;  // the table on each context, made once
@@ -244,6 +280,7 @@ std::shared_ptr<Plan> make_plan(Method method, Size in, Size out, bool u8) {
       plan->sum = u8 ? Sum::blocks8 : Sum::weighted;
       plan->halves = iscale_x == 2 && iscale_y == 2;
       plan->inv_area = 1.f / static_cast<float>(iscale_x * iscale_y);
+      if (iscale_x <= kMaxBlock) plan->block_x = iscale_x, plan->block_y = iscale_y;
     } else {
       x = area_axis(in.width, out.width, scale_x);
       y = area_axis(in.height, out.height, scale_y);
@@ -275,6 +312,27 @@ std::shared_ptr<Plan> make_plan(Method method, Size in, Size out, bool u8) {
   for (int d = 0; d < plan->padded_width; ++d) put(x, std::min(d, out.width - 1));
   plan->y_offset = static_cast<int>(plan->table.size());
   for (int d = 0; d < out.height; ++d) put(y, d);
+  // The columns again, by tap: the kernels load four columns' index or weight of a tap at once.
+  plan->table.resize((plan->table.size() + 3) / 4 * 4);
+  plan->x_offset = static_cast<int>(plan->table.size());
+  plan->table.reserve(plan->table.size() +
+                      2 * static_cast<std::size_t>(x.taps) * plan->padded_width);
+  for (int part = 0; part < 2; ++part) {
+    for (int k = 0; k < x.taps; ++k) {
+      for (int d = 0; d < plan->padded_width; ++d) {
+        plan->table.push_back(plan->column(d)[part * x.taps + k]);
+      }
+    }
+  }
+  for (int rows : kTileRows) {
+    const int input_rows = tile_rows(y, out.height, rows);
+    if (input_rows > 0 &&
+        static_cast<std::size_t>(input_rows) * 4 * kTileWidth * 16 <= kTileLocalBytes) {
+      plan->tile_rows = rows;
+      plan->tile_input_rows = input_rows;
+      break;
+    }
+  }
 
   char constants[160];
   std::snprintf(constants, sizeof constants, " -DSUM=%d -DTAPS_X=%d -DTAPS_Y=%d -DHALVES=%d",
@@ -288,6 +346,11 @@ std::shared_ptr<Plan> make_plan(Method method, Size in, Size out, bool u8) {
   } else if (plan->sum == Sum::weighted && plan->inv_area != 1) {
     std::snprintf(constants, sizeof constants, " -DFINAL_SCALE=%af",
                   static_cast<double>(plan->inv_area));
+    plan->options += constants;
+  }
+  if (plan->block_x > 0) {
+    std::snprintf(constants, sizeof constants, " -DBLOCK_X=%d -DBLOCK_Y=%d", plan->block_x,
+                  plan->block_y);
     plan->options += constants;
   }
   return plan;
@@ -372,18 +435,64 @@ class Scale final : public Filter {
     const std::shared_ptr<Plan> plan =
         plan_for({in.width, in.height}, {ctx.frame_width(), ctx.frame_height()}, u8);
     static const std::vector<std::string> kSources{"scale.cl"};
-    cl::Program program =
-        ctx.program(kSources, plan->options + " -DPIXEL_RGBA8=" + (u8 ? "1" : "0"));
+    // GPUs (tiles) read the columns' taps from the table's copy by tap, CPUs (rows) in place.
+    const std::string options =
+        plan->options + " -DPIXEL_RGBA8=" + (u8 ? "1" : "0") +
+        " -DCOLUMNS_BY_TAP=" + (ctx.schedule() == Schedule::tiles ? "1" : "0");
+    cl::Program program = ctx.program(kSources, options);
     const cl::Buffer table = table_on(ctx.device(), *plan);
     const std::size_t groups = static_cast<std::size_t>(plan->padded_width / 4);
     const int rows = ctx.y1() - ctx.y0();
+    if (plan->block_x > 0) {
+      // The groups inside the width, then the row's last one apart where it is not.
+      const int width = ctx.frame_width();
+      cl::Kernel kernel = ctx.kernel(program, "scale_blocks");
+      set_image_args(kernel, 0, in);
+      set_image_args(kernel, 3, output);
+      kernel.setArg(6, width);
+      kernel.setArg(9, ctx.y0());
+      ctx.set_epilogue_args(kernel, 10);
+      if (width >= 4) {
+        kernel.setArg(7, 0);
+        kernel.setArg(8, 0);
+        ctx.enqueue(kernel, static_cast<std::size_t>(width / 4), static_cast<std::size_t>(rows),
+                    "scale (blocks)");
+      }
+      if (width % 4 != 0) {
+        kernel.setArg(7, width / 4 * 4);
+        kernel.setArg(8, 1);
+        ctx.enqueue(kernel, 1, static_cast<std::size_t>(rows), "scale (blocks, last pixels)");
+      }
+      return;
+    }
     const RowRange read = input_rows({ctx.y0(), ctx.y1()}, 0, {in.width, in.height},
                                      {ctx.frame_width(), ctx.frame_height()});
     // Row sums first where they save taps: each input row's once, rather than once for every
     // output row that reads it (upscaling; cv::resize always does).
-    if (static_cast<long long>(read.rows()) * plan->taps_x +
-            static_cast<long long>(rows) * plan->taps_y <
-        static_cast<long long>(rows) * plan->taps_x * plan->taps_y) {
+    const bool row_sums = static_cast<long long>(read.rows()) * plan->taps_x +
+                              static_cast<long long>(rows) * plan->taps_y <
+                          static_cast<long long>(rows) * plan->taps_x * plan->taps_y;
+    if (row_sums && ctx.schedule() == Schedule::tiles && fits_tile(ctx.device(), *plan)) {
+      char tile[96];
+      std::snprintf(tile, sizeof tile, " -DTILE_W=%d -DTILE_H=%d -DTILE_ROWS=%d -DIN_ROWS=%d",
+                    kTileWidth, kTileHeight, plan->tile_rows, plan->tile_input_rows);
+      cl::Kernel kernel = ctx.kernel(ctx.program(kSources, options + tile), "scale_tiled");
+      set_image_args(kernel, 0, in);
+      set_image_args(kernel, 3, output);
+      const cl_uint next = set_table_args(kernel, 6, table, *plan);
+      kernel.setArg(next, plan->y_offset);
+      kernel.setArg(next + 1, ctx.y0());
+      kernel.setArg(next + 2, ctx.y1());
+      ctx.set_epilogue_args(kernel, next + 3);
+      const auto round_up = [](std::size_t n, std::size_t m) { return (n + m - 1) / m * m; };
+      ctx.enqueue(kernel,
+                  cl::NDRange(round_up(groups, kTileWidth),
+                              round_up(static_cast<std::size_t>(rows), plan->tile_rows) /
+                                  plan->tile_rows * kTileHeight),
+                  cl::NDRange(kTileWidth, kTileHeight), "scale (tiled)");
+      return;
+    }
+    if (row_sums) {
       // 16 bytes a pixel of the output's width, as an rgba32f scratch image's rows hold.
       const DeviceImage sums = ctx.scratch(this, 0, PixelFormat::rgba32f, read.lo, read.rows());
       const int sums_pitch = static_cast<int>(sums.pitch / 16);
@@ -392,8 +501,7 @@ class Scale final : public Filter {
       horizontal.setArg(3, sums.buffer);
       horizontal.setArg(4, read.lo);
       horizontal.setArg(5, sums_pitch);
-      horizontal.setArg(6, table);
-      horizontal.setArg(7, read.lo);
+      horizontal.setArg(set_table_args(horizontal, 6, table, *plan), read.lo);
       ctx.enqueue(horizontal, groups, static_cast<std::size_t>(read.rows()), "scale row sums");
       cl::Kernel vertical = ctx.kernel(program, "scale_vertical");
       vertical.setArg(0, sums.buffer);
@@ -410,10 +518,10 @@ class Scale final : public Filter {
     cl::Kernel kernel = ctx.kernel(program, "scale_rows");
     set_image_args(kernel, 0, in);
     set_image_args(kernel, 3, output);
-    kernel.setArg(6, table);
-    kernel.setArg(7, plan->y_offset);
-    kernel.setArg(8, ctx.y0());
-    ctx.set_epilogue_args(kernel, 9);
+    const cl_uint next = set_table_args(kernel, 6, table, *plan);
+    kernel.setArg(next, plan->y_offset);
+    kernel.setArg(next + 1, ctx.y0());
+    ctx.set_epilogue_args(kernel, next + 2);
     ctx.enqueue(kernel, groups, static_cast<std::size_t>(rows), "scale");
   }
 
@@ -508,6 +616,23 @@ class Scale final : public Filter {
       v = j == 0 ? term : v + term;
     }
     return v;
+  }
+
+  // Sets the table and where its columns by tap lie (x_offset, padded_width) from `index` on;
+  // returns the index after them.
+  static cl_uint set_table_args(cl::Kernel& kernel, cl_uint index, const cl::Buffer& table,
+                                const Plan& plan) {
+    kernel.setArg(index, table);
+    kernel.setArg(index + 1, plan.x_offset);
+    kernel.setArg(index + 2, plan.padded_width);
+    return index + 3;
+  }
+
+  // Whether scale_tiled's work-group and its rows of sums (16 bytes a pixel) fit the device.
+  static bool fits_tile(const Device& device, const Plan& plan) {
+    const std::size_t bytes = static_cast<std::size_t>(plan.tile_input_rows) * 4 * kTileWidth * 16;
+    return plan.tile_rows > 0 && kTileWidth * kTileHeight <= device.info().max_work_group_size &&
+           bytes <= device.info().local_memory;
   }
 
   std::shared_ptr<Plan> plan_for(Size in, Size out, bool u8) const {

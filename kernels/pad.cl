@@ -1,7 +1,7 @@
 // pad: output pixel (x, y) is input pixel (x - left, y - top) where that lies in the input, else
-// the colour. A work-item moves four pixels of a row, a pixel a load (a 4-byte word, or a
-// float4) at a clamped column and the colour chosen in its place outside the input; rows of the
-// padding load nothing. Stores through TANDEM_STORE4_*: a point-wise chain after it runs here,
+// the colour. A work-item moves four pixels of a row: inside the input as one vector load; at
+// its edges a pixel a load (a 4-byte word, or a float4) at a clamped column and the colour
+// chosen in its place outside the input; rows of the padding load nothing. Stores through TANDEM_STORE4_*: a point-wise chain after it runs here,
 // on the padding too.
 //   PIXEL_RGBA8 1 or 0
 
@@ -36,6 +36,16 @@ __kernel void pad(const __global sample_t* restrict src, int src_first, int src_
   const __global pixel_t* restrict row =
       (const __global pixel_t*)(src + (size_t)(sy - src_first) * src_pitch);
   const int sx = x - left;
+  if (sx >= 0 && sx + 4 <= in_width) {
+    // The four pixels inside the input: one 16-byte load where left is a multiple of 4.
+#if PIXEL_RGBA8
+    const uint4 v = vload4(0, row + sx);
+    STORE4(out, x, v.x, v.y, v.z, v.w);
+#else
+    STORE4(out, x, row[sx], row[sx + 1], row[sx + 2], row[sx + 3]);
+#endif
+    return;
+  }
 #define AT(k) \
   (sx + (k) >= 0 && sx + (k) < in_width ? row[clamp(sx + (k), 0, in_width - 1)] : fill)
   STORE4(out, x, AT(0), AT(1), AT(2), AT(3));

@@ -1,8 +1,9 @@
 // scale on the devices, without OpenCV (tests/scale_cv_test.cpp holds it against cv::resize):
 // the kernel against the host reference on every device, on awkward sizes and factors, for every
-// method and both pixel formats; bands on several devices, chunks and chains equal one device;
-// the fused chain equals the unfused one; the sizes FFmpeg's scale=w:h gives, the rows a band
-// reads, and the errors.
+// method and both pixel formats, in both schedules (tiles: scale_tiled and the table's columns
+// by tap, as on GPUs; rows: as on CPUs); bands on several devices, chunks and chains equal one
+// device in both schedules; the fused chain equals the unfused one; the sizes FFmpeg's
+// scale=w:h gives, the rows a band reads, and the errors.
 //
 // Tolerances, kernel against reference:
 //  - rgba8, bilinear, lanczos and area by whole factors: exact. Their sums are integers on both
@@ -79,13 +80,19 @@ TEST(Scale, MatchesReferenceOnEveryDevice) {
         const Frame input = random_frame(r.from.width, r.from.height, format, seed++, 4.0f);
         for (const std::string& method : kMethods) {
           const std::string graph = graph_for(r, method);
-          SCOPED_TRACE(graph + " of " + to_string(r.from) + " " + std::string(to_string(format)) +
-                       ", device " + device);
-          const Frame actual = run_graph(graph, input, device, "single");
-          const double d = expect_close(actual, run_reference(graph, input), tolerance8(method));
-          std::printf("  %-36s of %-9s %-7s device %s: max difference %g\n", graph.c_str(),
-                      to_string(r.from).c_str(), std::string(to_string(format)).c_str(),
-                      device.c_str(), d);
+          const Frame expected = run_reference(graph, input);
+          for (Schedule schedule : kForcedSchedules) {
+            SCOPED_TRACE(graph + " of " + to_string(r.from) + " " + std::string(to_string(format)) +
+                         ", device " + device + ", schedule " + std::string(to_string(schedule)));
+            PipelineOptions options;
+            options.split = "single";
+            options.schedule = schedule;
+            const Frame actual = run_graph(graph, input, device, options);
+            const double d = expect_close(actual, expected, tolerance8(method));
+            std::printf("  %-36s of %-9s %-7s device %s, %-5s: max difference %g\n", graph.c_str(),
+                        to_string(r.from).c_str(), std::string(to_string(format)).c_str(),
+                        device.c_str(), std::string(to_string(schedule)).c_str(), d);
+          }
         }
       }
     }
@@ -176,9 +183,15 @@ TEST(Scale, BandsEqualTheWholeFrame) {
     for (const std::string& graph : graphs) {
       const Frame single = run_graph(graph, input, one, "single");
       for (const std::string& split : splits) {
-        SCOPED_TRACE(graph + " split " + split + " " + std::string(to_string(format)));
-        EXPECT_TRUE(
-            within(run_graph(graph, input, "all", split), single, tolerance_within("all", format)));
+        for (Schedule schedule : kForcedSchedules) {
+          SCOPED_TRACE(graph + " split " + split + " " + std::string(to_string(format)) +
+                       ", schedule " + std::string(to_string(schedule)));
+          PipelineOptions options;
+          options.split = split;
+          options.schedule = schedule;
+          EXPECT_TRUE(within(run_graph(graph, input, "all", options), single,
+                             tolerance_within("all", format)));
+        }
       }
     }
   }

@@ -51,6 +51,7 @@ The ops and what they are to tandem (filters/*.cpp); what is not the same is sai
   scale 960     resize to 960x540 INTER_LINEAR: scale=960:540:flags=bilinear (both take 2x2
                 blocks at exactly half the size). Compulsory bytes: the output's own.
   scale 4k      resize to 3840x2160 INTER_CUBIC: scale=3840:2160:flags=bicubic.
+  scale 720     resize to 1280x720 INTER_LINEAR: scale=1280:720:flags=bilinear.
   crop          a 1280x720 ROI at 320,180 copied: crop=1280:720:320:180.
   pad           copyMakeBorder to 2048x1200, BORDER_CONSTANT: pad=2048:1200:64:60.
   transpose     rotate ROTATE_90_CLOCKWISE: transpose=clock.
@@ -219,12 +220,15 @@ def geometry_ops(src, n, make):
     """The size-changing ops on UMats or arrays (cv2 takes both), into outputs made once by
     make(height, width)."""
     small, big, cropped = make(540, 960), make(2160, 3840), make(720, 1280)
+    smaller = make(720, 1280)
     padded, turned, same = make(1200, 2048), make(1920, 1080), make(1080, 1920)
     return {
         "scale 960": lambda i: cv2.resize(src[i % n], (960, 540), dst=small,
                                           interpolation=cv2.INTER_LINEAR),
         "scale 4k": lambda i: cv2.resize(src[i % n], (3840, 2160), dst=big,
                                          interpolation=cv2.INTER_CUBIC),
+        "scale 720": lambda i: cv2.resize(src[i % n], (1280, 720), dst=smaller,
+                                          interpolation=cv2.INTER_LINEAR),
         "crop": lambda i: cv2.copyTo(crop_of(src[i % n]), None, cropped),
         "pad": lambda i: cv2.copyMakeBorder(src[i % n], 60, 60, 64, 64, cv2.BORDER_CONSTANT,
                                             dst=padded, value=(0, 0, 0, 255)),
@@ -241,7 +245,8 @@ def crop_of(image):
 
 
 # Output pixels of the ops whose output is not the input's size (1920x1080 input).
-OUTPUT_PIXELS = {"scale 960": 960 * 540, "scale 4k": 3840 * 2160, "crop": 1280 * 720,
+OUTPUT_PIXELS = {"scale 960": 960 * 540, "scale 4k": 3840 * 2160, "scale 720": 1280 * 720,
+                 "crop": 1280 * 720,
                  "pad": 2048 * 1200}
 
 

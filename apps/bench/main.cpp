@@ -1041,11 +1041,13 @@ std::vector<FilterCase> filter_cases() {
   add("eq", "eq=brightness=0.05:contrast=1.2:saturation=1.3", u8, {"eq"},
       "cv::transform CV_8UC4 with the 4x5 affine matrix of eq's gamma-1 curve", eq(0.05f, 1.2f, 1.3f));
   // Sizes of their own, whatever --size says: 1080p input frames down by half (OpenCV and tandem
-  // both take 2x2 blocks there) and up to 2160p.
+  // both take 2x2 blocks there), up to 2160p, and down to 720p (by 2/3: taps from the table).
   add("scale=960:540 bilinear", "scale=960:540:flags=bilinear", u8, {"scale"},
       "cv::resize CV_8UC4 to 960x540, INTER_LINEAR", resize(960, 540, "bilinear"));
   add("scale=3840:2160 bicubic", "scale=3840:2160:flags=bicubic", u8, {"scale"},
       "cv::resize CV_8UC4 to 3840x2160, INTER_CUBIC", resize(3840, 2160, "bicubic"));
+  add("scale=1280:720 bilinear", "scale=1280:720:flags=bilinear", u8, {"scale"},
+      "cv::resize CV_8UC4 to 1280x720, INTER_LINEAR", resize(1280, 720, "bilinear"));
   add("crop 1280x720", "crop=1280:720:320:180", u8, {"crop"},
       "cv::Mat ROI 1280x720 at 320,180, copyTo", crop);
   add("pad 2048x1200", "pad=2048:1200:64:60", u8, {"pad"},

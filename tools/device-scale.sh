@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# scale's schedules on the GPU machine in one call (bash ../shared/device/setup.sh here first;
+# carry .device): builds tandem-bench alone (no suite: tools/device-geometry.sh runs that), then
+# tandem-bench filters on the GPU for scale's cases in the automatic schedule (tiles on GPUs)
+# and in rows, with their PTX's loads and stores counted, Nsight Compute's speed of light for
+# scale's kernels, and OpenCV's T-API on the same cases (tools/peer-tapi.py). All under $OUT.
+set -u
+source .device/prelude.sh
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+cmake -S . -B /tmp/b -DCMAKE_BUILD_TYPE=Release -DTANDEM_WITH_OPENCV=OFF -DTANDEM_WITH_FFMPEG=OFF \
+  -DTANDEM_BUILD_VIEW=OFF -DTANDEM_BUILD_TESTS=ON > /tmp/configure.txt 2>&1 || { tail -30 /tmp/configure.txt; exit 1; }
+cmake --build /tmp/b --target tandem_bench > /tmp/build.txt 2>&1 || { grep -m20 -iE 'error' /tmp/build.txt; exit 1; }
+echo "built $(date -u +%T)"
+export TANDEM_CACHE_DIR=/tmp/tandem-bench-cache
+B=/tmp/b/apps/bench/tandem-bench
+only=${ONLY:-"scale,saturation 1.3"}
+for schedule in automatic rows; do
+  $B filters --devices gpu --frames 30 --only "$only" --schedule $schedule \
+    --dump-binaries /tmp/bin-$schedule > "$OUT/filters-gpu-$schedule.txt" 2>&1
+  echo "== $schedule"
+  grep -E -- '-> |\| kernels' "$OUT/filters-gpu-$schedule.txt" | sed 's/ *frame .*| kernels/ kernels/' | cut -c1-150
+done
+bash tools/ptx-loads.sh /tmp/bin-automatic > "$OUT/ptx-loads.txt" 2>&1; grep -i scale "$OUT/ptx-loads.txt" | cut -c1-200
+if command -v ncu > /dev/null; then
+  timeout 240 ncu --section SpeedOfLight --kernel-name regex:scale --launch-skip 4 --launch-count 6 \
+    $B filters --devices gpu --frames 3 --warmup 1 --only scale > "$OUT/ncu-scale.txt" 2>&1
+  grep -E 'scale_|Memory Throughput|DRAM Throughput|Duration|Compute \(SM\)' "$OUT/ncu-scale.txt" | head -40
+fi
+timeout 120 python3 tools/peer-tapi.py --device :GPU:0 --only "scale,copy" > "$OUT/tapi.txt" 2>&1
+grep -E -A8 '^op ' "$OUT/tapi.txt" || tail -5 "$OUT/tapi.txt"
+echo "end $(date -u +%T)"
