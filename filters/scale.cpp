@@ -16,10 +16,12 @@
 // kernels (kernels/scale.cl) compute each output pixel from its taps with them, the point-wise
 // chain after it in their store; the reference reads the same table in the kernels'
 // arithmetic, which is OpenCV's (see Sum). Per device and sizes, one of:
-//   blocks      area by whole factors up to kMaxBlock: no table, aligned 16-byte loads
+//   blocks      area by whole factors up to kMaxBlock: no table, the blocks loaded at fixed
+//               offsets (16-byte words for 2x2 blocks of rgba8 and for rgba32f)
 //   tiled       GPUs, where each input row's sums serve several output rows (upscales): the row
 //               sums of a work-group's rows in local memory, then its output rows, one launch
-//   two passes  the same on other devices, through a scratch image of row sums
+//   two passes  the same through a scratch image of row sums: other devices, and GPUs where no
+//               tile fits (taps that go back up the rows, more rows than local memory holds)
 //   direct      every output pixel straight from its taps
 #include <algorithm>
 #include <array>
@@ -440,7 +442,6 @@ class Scale final : public Filter {
         plan->options + " -DPIXEL_RGBA8=" + (u8 ? "1" : "0") +
         " -DCOLUMNS_BY_TAP=" + (ctx.schedule() == Schedule::tiles ? "1" : "0");
     cl::Program program = ctx.program(kSources, options);
-    const cl::Buffer table = table_on(ctx.device(), *plan);
     const std::size_t groups = static_cast<std::size_t>(plan->padded_width / 4);
     const int rows = ctx.y1() - ctx.y0();
     if (plan->block_x > 0) {
@@ -465,6 +466,7 @@ class Scale final : public Filter {
       }
       return;
     }
+    const cl::Buffer table = table_on(ctx.device(), *plan);
     const RowRange read = input_rows({ctx.y0(), ctx.y1()}, 0, {in.width, in.height},
                                      {ctx.frame_width(), ctx.frame_height()});
     // Row sums first where they save taps: each input row's once, rather than once for every
@@ -477,20 +479,24 @@ class Scale final : public Filter {
       std::snprintf(tile, sizeof tile, " -DTILE_W=%d -DTILE_H=%d -DTILE_ROWS=%d -DIN_ROWS=%d",
                     kTileWidth, kTileHeight, plan->tile_rows, plan->tile_input_rows);
       cl::Kernel kernel = ctx.kernel(ctx.program(kSources, options + tile), "scale_tiled");
-      set_image_args(kernel, 0, in);
-      set_image_args(kernel, 3, output);
-      const cl_uint next = set_table_args(kernel, 6, table, *plan);
-      kernel.setArg(next, plan->y_offset);
-      kernel.setArg(next + 1, ctx.y0());
-      kernel.setArg(next + 2, ctx.y1());
-      ctx.set_epilogue_args(kernel, next + 3);
-      const auto round_up = [](std::size_t n, std::size_t m) { return (n + m - 1) / m * m; };
-      ctx.enqueue(kernel,
-                  cl::NDRange(round_up(groups, kTileWidth),
-                              round_up(static_cast<std::size_t>(rows), plan->tile_rows) /
-                                  plan->tile_rows * kTileHeight),
-                  cl::NDRange(kTileWidth, kTileHeight), "scale (tiled)");
-      return;
+      // A device that cannot run the work-group with this kernel's registers takes two passes.
+      if (kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(ctx.device().cl_device()) >=
+          static_cast<std::size_t>(kTileWidth * kTileHeight)) {
+        set_image_args(kernel, 0, in);
+        set_image_args(kernel, 3, output);
+        const cl_uint next = set_table_args(kernel, 6, table, *plan);
+        kernel.setArg(next, plan->y_offset);
+        kernel.setArg(next + 1, ctx.y0());
+        kernel.setArg(next + 2, ctx.y1());
+        ctx.set_epilogue_args(kernel, next + 3);
+        const auto round_up = [](std::size_t n, std::size_t m) { return (n + m - 1) / m * m; };
+        ctx.enqueue(kernel,
+                    cl::NDRange(round_up(groups, kTileWidth),
+                                round_up(static_cast<std::size_t>(rows), plan->tile_rows) /
+                                    plan->tile_rows * kTileHeight),
+                    cl::NDRange(kTileWidth, kTileHeight), "scale (tiled)");
+        return;
+      }
     }
     if (row_sums) {
       // 16 bytes a pixel of the output's width, as an rgba32f scratch image's rows hold.

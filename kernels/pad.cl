@@ -1,7 +1,9 @@
 // pad: output pixel (x, y) is input pixel (x - left, y - top) where that lies in the input, else
-// the colour. A work-item moves four pixels of a row: inside the input as one vector load; at
-// its edges a pixel a load (a 4-byte word, or a float4) at a clamped column and the colour
-// chosen in its place outside the input; rows of the padding load nothing. Stores through TANDEM_STORE4_*: a point-wise chain after it runs here,
+// the colour. A work-item moves four pixels of a row: inside the input, rgba8's four as one
+// vload4 of 4-byte words (one 16-byte load on CPUs, whose loads need no alignment; NVIDIA's
+// compiler splits it) and rgba32f's a float4 each; at the input's edges a pixel a load at a
+// clamped column and the colour chosen in its place outside the input; rows of the padding load
+// nothing. Stores through TANDEM_STORE4_*: a point-wise chain after it runs here,
 // on the padding too.
 //   PIXEL_RGBA8 1 or 0
 
@@ -37,7 +39,8 @@ __kernel void pad(const __global sample_t* restrict src, int src_first, int src_
       (const __global pixel_t*)(src + (size_t)(sy - src_first) * src_pitch);
   const int sx = x - left;
   if (sx >= 0 && sx + 4 <= in_width) {
-    // The four pixels inside the input: one 16-byte load where left is a multiple of 4.
+    // The four pixels inside the input (PoCL, 2 cores, pad=2048:1200:64:60 of 1080p: 0.58 ms
+    // against 1.2-1.5 ms a pixel at a time).
 #if PIXEL_RGBA8
     const uint4 v = vload4(0, row + sx);
     STORE4(out, x, v.x, v.y, v.z, v.w);

@@ -10,8 +10,9 @@
 //
 // Two more schedules (filters/scale.cpp picks them):
 //  - scale_blocks: area by whole factors BLOCK_X x BLOCK_Y (and bilinear's 2x2 downscale), on
-//    every device: no table; a work-item loads its pixels' blocks of each input row as aligned
-//    16-byte words (the table gathers them a pixel a load);
+//    every device, reading no table: a work-item loads its pixels' blocks of each input row as
+//    aligned 16-byte words for 2x2 blocks of rgba8 and for rgba32f (a float4 a pixel), as
+//    4-byte words at fixed offsets otherwise (the table gathers them at indices it holds);
 //  - scale_tiled (GPUs, where row sums save taps): scale_horizontal's sums of the input rows a
 //    work-group's TILE_ROWS output rows reach, into local memory, then scale_vertical's sums from
 //    there: one launch, and no scratch image in global memory.
@@ -23,7 +24,7 @@
 // tap i's indices of all padded_width columns, then tap i + 1's, ..., then the weights
 // likewise, which GPUs read (COLUMNS_BY_TAP): a work-item loads its four columns' indices of a
 // tap as one int4, its neighbours the next ones, where entries by column would have a warp's
-// work-items load words 8 TAPS_X bytes apart, a cache line each.
+// work-items load words 32 TAPS_X bytes apart, a cache line each.
 //
 // SUM, OpenCV's way of adding up the taps for the case:
 //   SUM_LINEAR8   8-bit bilinear: integer row sums, then OpenCV's vertical rounding,
@@ -108,25 +109,39 @@ typedef int4 acc_t;
 
 #endif
 
-// The taps of the work-item's four columns from x (a multiple of 4): COLUMN_INDEX(p, i) and
-// COLUMN_WEIGHT(p, i) are tap i's input index and weight of column x + p, p a literal 0..3.
-// COLUMNS_BY_TAP 1 (the tiles schedule, GPUs): from the copy by tap, loaded at once as one
-// int4 a tap of indices and one of weights; 0 (rows, CPUs): from the entries by column, in
-// place, which a CPU's work-item finds side by side in its cache (PoCL, 2 cores, 1080p to 720p
-// bilinear: 4.8 ms by column, 6.6 ms by tap).
+// The taps of the work-item's four columns from x (a multiple of 4): after TAP_COLUMNS(i),
+// COLUMN_INDEX(p, i) and COLUMN_WEIGHT(p, i) are tap i's input index and weight of column
+// x + p, p a literal 0..3.
+// COLUMNS_BY_TAP 1 (the tiles schedule, GPUs): from the copy by tap, one int4 a tap of indices
+// and one of weights, held in registers from the start up to 8 taps, loaded tap by tap beyond
+// (area downscales by large factors: 1080p to 60x34 has 33 taps a side). 0 (rows, CPUs): from
+// the entries by column, in place, which a CPU's work-item finds side by side in its cache
+// (PoCL, 2 cores, 1080p to 720p bilinear: 4.8 ms by column, 6.6 ms by tap).
 #if COLUMNS_BY_TAP
-#define LOAD_COLUMNS(table, x_offset, padded_width, x)                                         \
-  int4 index_[TAPS_X], weight_[TAPS_X];                                                        \
-  for (int i_ = 0; i_ < TAPS_X; ++i_) {                                                        \
-    index_[i_] = ((const __global int4*)((table) + (x_offset) + i_ * (padded_width)))[(x) / 4]; \
-    weight_[i_] =                                                                              \
-        ((const __global int4*)((table) + (x_offset) + (TAPS_X + i_) * (padded_width)))[(x) / 4]; \
+#define LOAD_COLUMNS(table, x_offset, padded_width, x)                                       \
+  const __global int4* restrict columns_ = (const __global int4*)((table) + (x_offset)) +    \
+                                           (x) / 4;                                         \
+  const int column_stride_ = (padded_width) / 4;                                             \
+  HOLD_COLUMNS
+#define COLUMNS_OF(i, part) columns_[((part) * TAPS_X + (i)) * column_stride_]
+#if TAPS_X <= 8
+#define HOLD_COLUMNS                                  \
+  int4 indices_[TAPS_X], weights_[TAPS_X];             \
+  for (int i_ = 0; i_ < TAPS_X; ++i_) {                \
+    indices_[i_] = COLUMNS_OF(i_, 0);                  \
+    weights_[i_] = COLUMNS_OF(i_, 1);                  \
   }
-#define COLUMN_INDEX(p, i) index_[i].s##p
-#define COLUMN_WEIGHT(p, i) weight_[i].s##p
+#define TAP_COLUMNS(i) const int4 index_ = indices_[i], weight_ = weights_[i]
+#else
+#define HOLD_COLUMNS
+#define TAP_COLUMNS(i) const int4 index_ = COLUMNS_OF(i, 0), weight_ = COLUMNS_OF(i, 1)
+#endif
+#define COLUMN_INDEX(p, i) index_.s##p
+#define COLUMN_WEIGHT(p, i) weight_.s##p
 #else
 #define LOAD_COLUMNS(table, x_offset, padded_width, x) \
   const __global int* restrict xe_ = (table) + (x) * (2 * TAPS_X)
+#define TAP_COLUMNS(i)
 #define COLUMN_INDEX(p, i) xe_[(p) * 2 * TAPS_X + (i)]
 #define COLUMN_WEIGHT(p, i) xe_[(p) * 2 * TAPS_X + TAPS_X + (i)]
 #endif
@@ -134,6 +149,7 @@ typedef int4 acc_t;
 // h0 .. h3 = `row`'s sums for the four columns, tap by tap from the first.
 #define ROW_SUMS(h0, h1, h2, h3, row)                                 \
   for (int i_ = 0; i_ < TAPS_X; ++i_) {                                \
+    TAP_COLUMNS(i_);                                                   \
     ADD_TAP(h0, row, COLUMN_INDEX(0, i_), COLUMN_WEIGHT(0, i_), i_);   \
     ADD_TAP(h1, row, COLUMN_INDEX(1, i_), COLUMN_WEIGHT(1, i_), i_);   \
     ADD_TAP(h2, row, COLUMN_INDEX(2, i_), COLUMN_WEIGHT(2, i_), i_);   \

@@ -54,12 +54,13 @@ struct Resize {
 
 // Awkward sizes and factors: from and to one pixel, odd sizes, factors that are not whole,
 // 3x and 1/3 (whole: OpenCV's block sums for area), 1/2 (bilinear becomes area's 2x2 blocks),
-// the same size (a copy), and up along one axis while down along the other.
+// the same size (a copy), up along one axis while down along the other, and down by 32 (area:
+// 33 taps a side, more than the GPUs' kernels hold in registers).
 const std::vector<Resize> kResizes = {
-    {{1, 1}, {3, 5}},           {{7, 5}, {1, 1}},        {{3, 7}, {5, 2}},
-    {{111, 67}, {333, 201}},    {{333, 201}, {111, 67}}, {{128, 96}, {64, 48}},
-    {{97, 61}, {140, 90}},      {{64, 64}, {64, 64}},    {{100, 60}, {250, 29}},
-    {{1921, 1081}, {640, 361}},
+    {{1, 1}, {3, 5}},           {{7, 5}, {1, 1}},         {{3, 7}, {5, 2}},
+    {{111, 67}, {333, 201}},    {{333, 201}, {111, 67}},  {{128, 96}, {64, 48}},
+    {{97, 61}, {140, 90}},      {{64, 64}, {64, 64}},     {{100, 60}, {250, 29}},
+    {{1921, 1081}, {640, 361}}, {{1921, 1081}, {60, 34}},
 };
 
 std::string graph_for(const Resize& r, const std::string& method) {
@@ -177,6 +178,9 @@ TEST(Scale, BandsEqualTheWholeFrame) {
       "scale=700:400:flags=area",
       "gaussian=sigma=2,scale=-2:170:flags=lanczos,box=radius=3",
       "box=radius=1,scale=1280:720:flags=area,gaussian=sigma=1",
+      // Whole blocks (scale_blocks), 1x23 with the row's last pixel apart, and 2x2.
+      "scale=1921:47:flags=area",
+      "crop=1920:1080:0:0,scale=960:540:flags=bilinear",
   };
   for (PixelFormat format : {PixelFormat::rgba8, PixelFormat::rgba32f}) {
     const Frame input = random_frame(1921, 1081, format, 9, 4.0f);
@@ -221,8 +225,12 @@ TEST(Scale, FusedEqualsUnfused) {
   for (PixelFormat format : {PixelFormat::rgba8, PixelFormat::rgba32f}) {
     const Frame input = random_frame(333, 77, format, 5, 4.0f);
     for (const std::string& device : device_ids()) {
+      std::vector<std::string> graphs;
       for (const std::string& method : kMethods) {
-        const std::string graph = "scale=500:-1:flags=" + method + ",saturation=1.3";
+        graphs.push_back("scale=500:-1:flags=" + method + ",saturation=1.3");
+      }
+      graphs.push_back("scale=111:11:flags=area,saturation=1.3");  // whole 3x7 blocks
+      for (const std::string& graph : graphs) {
         SCOPED_TRACE(graph + " " + std::string(to_string(format)) + ", device " + device);
         EXPECT_EQ(max_difference(run_graph(graph, input, device, "single", true),
                                  run_graph(graph, input, device, "single", false)),
