@@ -156,6 +156,23 @@ typedef int4 acc_t;
     ADD_TAP(h3, row, COLUMN_INDEX(3, i_), COLUMN_WEIGHT(3, i_), i_);   \
   }
 
+// A loop over the rows' taps j in OpenCV's order: bicubic's from the last row to the first, the
+// others from the first.
+#if SUM == SUM_CUBIC8
+#define FOR_ROW_TAPS(j) for (int j = TAPS_Y - 1; j >= 0; --j)
+#else
+#define FOR_ROW_TAPS(j) for (int j = 0; j < TAPS_Y; ++j)
+#endif
+
+// Stores the four pixels' sums, finished, at column x of `out`.
+#if PIXEL_RGBA8
+#define STORE_SUMS(out, x, a0, a1, a2, a3) \
+  TANDEM_STORE4_RGBA8(out, x, (uchar16)(FINISH(a0), FINISH(a1), FINISH(a2), FINISH(a3)))
+#else
+#define STORE_SUMS(out, x, a0, a1, a2, a3) \
+  TANDEM_STORE4_RGBA32F(out, x, (float16)(FINISH(a0), FINISH(a1), FINISH(a2), FINISH(a3)))
+#endif
+
 // Output rows [y0, y0 + rows) of the band, four pixels a work-item from x = 4 * id on; the last
 // group of a row fills the row's padding (the table's padded columns repeat the last one). Row
 // by row of the taps, each row's sums for the four pixels added to theirs: bicubic's from the
@@ -169,11 +186,7 @@ __kernel void scale_rows(const __global pixel_t* restrict src, int src_first, in
   const __global int* restrict ye = table + y_offset + y * (2 * TAPS_Y);
   LOAD_COLUMNS(table, x_offset, padded_width, x);
   acc_t acc0, acc1, acc2, acc3;
-#if SUM == SUM_CUBIC8
-  for (int j = TAPS_Y - 1; j >= 0; --j) {
-#else
-  for (int j = 0; j < TAPS_Y; ++j) {
-#endif
+  FOR_ROW_TAPS(j) {
     const __global pixel_t* restrict row = src + (size_t)(ye[j] - src_first) * src_pitch;
     const int w = ye[TAPS_Y + j];
     row_t h0, h1, h2, h3;
@@ -184,11 +197,7 @@ __kernel void scale_rows(const __global pixel_t* restrict src, int src_first, in
     ACCUMULATE(acc3, h3, w, j);
   }
   __global pixel_t* restrict out = dst + (size_t)(y - dst_first) * dst_pitch;
-#if PIXEL_RGBA8
-  TANDEM_STORE4_RGBA8(out, x, (uchar16)(FINISH(acc0), FINISH(acc1), FINISH(acc2), FINISH(acc3)));
-#else
-  TANDEM_STORE4_RGBA32F(out, x, (float16)(FINISH(acc0), FINISH(acc1), FINISH(acc2), FINISH(acc3)));
-#endif
+  STORE_SUMS(out, x, acc0, acc1, acc2, acc3);
 }
 
 // The row sums of input rows [r0, r0 + rows) for four output columns a work-item, into `sums`
@@ -219,11 +228,7 @@ __kernel void scale_vertical(const __global row_t* restrict sums, int sums_first
   const int y = y0 + (int)get_global_id(1);
   const __global int* restrict ye = table + y_offset + y * (2 * TAPS_Y);
   acc_t acc0, acc1, acc2, acc3;
-#if SUM == SUM_CUBIC8
-  for (int j = TAPS_Y - 1; j >= 0; --j) {
-#else
-  for (int j = 0; j < TAPS_Y; ++j) {
-#endif
+  FOR_ROW_TAPS(j) {
     const __global row_t* restrict h = sums + (size_t)(ye[j] - sums_first) * sums_pitch + x;
     const int w = ye[TAPS_Y + j];
     ACCUMULATE(acc0, h[0], w, j);
@@ -232,11 +237,7 @@ __kernel void scale_vertical(const __global row_t* restrict sums, int sums_first
     ACCUMULATE(acc3, h[3], w, j);
   }
   __global pixel_t* restrict out = dst + (size_t)(y - dst_first) * dst_pitch;
-#if PIXEL_RGBA8
-  TANDEM_STORE4_RGBA8(out, x, (uchar16)(FINISH(acc0), FINISH(acc1), FINISH(acc2), FINISH(acc3)));
-#else
-  TANDEM_STORE4_RGBA32F(out, x, (float16)(FINISH(acc0), FINISH(acc1), FINISH(acc2), FINISH(acc3)));
-#endif
+  STORE_SUMS(out, x, acc0, acc1, acc2, acc3);
 }
 
 #ifdef BLOCK_X
@@ -389,11 +390,7 @@ __kernel __attribute__((reqd_work_group_size(TILE_W, TILE_H, 1))) void scale_til
   for (int y = ya + ly; y <= yb; y += TILE_H) {
     const __global int* restrict ye = table + y_offset + y * (2 * TAPS_Y);
     acc_t acc0, acc1, acc2, acc3;
-#if SUM == SUM_CUBIC8
-    for (int j = TAPS_Y - 1; j >= 0; --j) {
-#else
-    for (int j = 0; j < TAPS_Y; ++j) {
-#endif
+    FOR_ROW_TAPS(j) {
       const int r = ye[j] - lo;
       const int w = ye[TAPS_Y + j];
       ACCUMULATE_TILE(acc0, sums[r][0][lx], w, j);
@@ -402,13 +399,7 @@ __kernel __attribute__((reqd_work_group_size(TILE_W, TILE_H, 1))) void scale_til
       ACCUMULATE_TILE(acc3, sums[r][3][lx], w, j);
     }
     __global pixel_t* restrict out = dst + (size_t)(y - dst_first) * dst_pitch;
-#if PIXEL_RGBA8
-    TANDEM_STORE4_RGBA8(out, x,
-                        (uchar16)(FINISH(acc0), FINISH(acc1), FINISH(acc2), FINISH(acc3)));
-#else
-    TANDEM_STORE4_RGBA32F(out, x,
-                          (float16)(FINISH(acc0), FINISH(acc1), FINISH(acc2), FINISH(acc3)));
-#endif
+    STORE_SUMS(out, x, acc0, acc1, acc2, acc3);
   }
 }
 #endif
