@@ -22,7 +22,10 @@
 //               sums of a work-group's rows in local memory, then its output rows, one launch
 //   two passes  the same through a scratch image of row sums: other devices, and GPUs where no
 //               tile fits (taps that go back up the rows, more rows than local memory holds)
-//   direct      every output pixel straight from its taps
+//   direct      every output pixel straight from its taps; on CPUs for 8 bits with integer
+//               sums the four pixels of a work-item 16 lanes wide (scale_rows16), and the table's
+//               columns laid on consecutive input pixels (consecutive_taps()) so that a pair of
+//               taps is one load
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -235,6 +238,30 @@ Axis block_axis(int factor, int dst) {
   return axis;
 }
 
+// Lays each output index's taps out on consecutive input indices from the lowest, where the
+// input has as many: taps clamped onto one index become one tap with their weights' sum and
+// taps of weight 0 fill the rest. The same sums in integers (bytes times integer weights), so
+// the same pixels. Whether it could.
+bool consecutive_taps(Axis* axis, int src) {
+  if (src < axis->taps) return false;
+  const std::size_t taps = static_cast<std::size_t>(axis->taps);
+  for (std::size_t at = 0; at < axis->index.size(); at += taps) {
+    const int lo = *std::min_element(axis->index.begin() + at, axis->index.begin() + at + taps);
+    const int first = std::min(lo, src - axis->taps);
+    std::vector<float> weight(taps, 0.f);
+    for (std::size_t k = 0; k < taps; ++k) {
+      const int m = axis->index[at + k] - first;
+      if (m < 0 || m >= axis->taps) return false;
+      weight[m] += axis->weight[at + k];
+    }
+    for (std::size_t k = 0; k < taps; ++k) {
+      axis->index[at + k] = first + static_cast<int>(k);
+      axis->weight[at + k] = weight[k];
+    }
+  }
+  return true;
+}
+
 /// What computes one frame size from another: the table the kernel and the reference read, and
 /// how they add up its taps.
 struct Plan {
@@ -248,6 +275,7 @@ struct Plan {
   int tile_rows = 0, tile_input_rows = 0;
   int y_offset = 0;  // where the rows' entries start
   int x_offset = 0;  // where the columns' entries by tap start (kernels/scale.cl), 4-aligned
+  bool consecutive = false;  // every column's taps on consecutive input pixels
   std::vector<std::int32_t> table;
   std::string options;                       // the kernel's build options
   std::map<cl_context, cl::Buffer> buffers;  // the table on each context, made once
@@ -298,6 +326,9 @@ std::shared_ptr<Plan> make_plan(Method method, Size in, Size out, bool u8) {
                                             : Sum::linear8;
   }
 
+  if (plan->integer_weights() && plan->sum != Sum::blocks8) {
+    plan->consecutive = consecutive_taps(&x, in.width);
+  }
   plan->taps_x = x.taps;
   plan->taps_y = y.taps;
   plan->padded_width = (out.width + 3) / 4 * 4;
@@ -340,6 +371,7 @@ std::shared_ptr<Plan> make_plan(Method method, Size in, Size out, bool u8) {
   std::snprintf(constants, sizeof constants, " -DSUM=%d -DTAPS_X=%d -DTAPS_Y=%d -DHALVES=%d",
                 static_cast<int>(plan->sum), plan->taps_x, plan->taps_y, plan->halves ? 1 : 0);
   plan->options = constants;
+  plan->options += plan->consecutive ? " -DCONSECUTIVE=1" : " -DCONSECUTIVE=0";
   // Hexadecimal float literals: the kernel's constants are the host's to the bit.
   if (plan->sum == Sum::blocks8) {
     std::snprintf(constants, sizeof constants, " -DINV_AREA=%af",
@@ -519,6 +551,18 @@ class Scale final : public Filter {
       vertical.setArg(8, ctx.y0());
       ctx.set_epilogue_args(vertical, 9);
       ctx.enqueue(vertical, groups, static_cast<std::size_t>(rows), "scale columns");
+      return;
+    }
+    if (u8 && plan->sum != Sum::weighted && ctx.schedule() != Schedule::tiles) {
+      // CPUs on 8 bits: the same sums, 16 lanes wide (kernels/scale.cl).
+      cl::Kernel kernel = ctx.kernel(program, "scale_rows16");
+      set_image_args(kernel, 0, in);
+      set_image_args(kernel, 3, output);
+      kernel.setArg(6, table);
+      kernel.setArg(7, plan->y_offset);
+      kernel.setArg(8, ctx.y0());
+      ctx.set_epilogue_args(kernel, 9);
+      ctx.enqueue(kernel, groups, static_cast<std::size_t>(rows), "scale");
       return;
     }
     cl::Kernel kernel = ctx.kernel(program, "scale_rows");

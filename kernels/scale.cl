@@ -8,21 +8,23 @@
 //    into a scratch image of 16 bytes a pixel, then each output pixel from TAPS_Y of those
 //    (as cv::resize does): fewer taps where the output has more rows than the input's band.
 //
-// Two more schedules (filters/scale.cpp picks them):
+// More schedules (filters/scale.cpp picks them):
 //  - scale_blocks: area by whole factors BLOCK_X x BLOCK_Y (and bilinear's 2x2 downscale), on
 //    every device, reading no table: a work-item loads its pixels' blocks of each input row as
 //    aligned 16-byte words for 2x2 blocks of rgba8 and for rgba32f (a float4 a pixel), as
 //    4-byte words at fixed offsets otherwise (the table gathers them at indices it holds);
 //  - scale_tiled (GPUs, where row sums save taps): scale_horizontal's sums of the input rows a
 //    work-group's TILE_ROWS output rows reach, into local memory, then scale_vertical's sums from
-//    there: one launch, and no scratch image in global memory.
+//    there: one launch, and no scratch image in global memory;
+//  - scale_rows16 (CPUs, 8 bits with integer sums): scale_rows 16 lanes wide, below.
 //
 // The table: for each output column (padded to a multiple of 4), then, from y_offset, for each
 // output row, TAPS_X (TAPS_Y) input indices, clamped into the input (borders replicated), then
 // as many weights: integers (11-bit fixed point for 8-bit interpolation, 1 for whole blocks), or
-// the bits of floats (SUM_WEIGHTED). Then, from x_offset, the columns' entries again by tap:
-// tap i's indices of all padded_width columns, then tap i + 1's, ..., then the weights
-// likewise, which GPUs read (COLUMNS_BY_TAP): a work-item loads its four columns' indices of a
+// the bits of floats (SUM_WEIGHTED); with CONSECUTIVE, each column's indices are consecutive
+// from its first (the host merged the taps the border clamps onto one pixel). Then, from
+// x_offset, the columns' entries again by tap: tap i's indices of all padded_width columns,
+// then tap i + 1's, ..., then the weights likewise, which GPUs read (COLUMNS_BY_TAP): a work-item loads its four columns' indices of a
 // tap as one int4, its neighbours the next ones, where entries by column would have a warp's
 // work-items load words 32 TAPS_X bytes apart, a cache line each.
 //
@@ -38,7 +40,7 @@
 //                 8-bit area by other factors); FINAL_SCALE, where defined, multiplies the sum
 //                 (rgba32f area by whole factors: the block's sum times 1 / area)
 // Contraction is off: the float passes round where the host reference and OpenCV do.
-//   PIXEL_RGBA8 1 or 0; COLUMNS_BY_TAP 1 or 0; TAPS_X, TAPS_Y; SUM; HALVES and INV_AREA for SUM_BLOCKS8; BLOCK_X and
+//   PIXEL_RGBA8 1 or 0; COLUMNS_BY_TAP 1 or 0; CONSECUTIVE 1 or 0; TAPS_X, TAPS_Y; SUM; HALVES and INV_AREA for SUM_BLOCKS8; BLOCK_X and
 //   BLOCK_Y for scale_blocks; TILE_W, TILE_H, TILE_ROWS and IN_ROWS (the most input rows
 //   TILE_ROWS output rows reach) for scale_tiled
 
@@ -200,6 +202,113 @@ __kernel void scale_rows(const __global pixel_t* restrict src, int src_first, in
   STORE_SUMS(out, x, acc0, acc1, acc2, acc3);
 }
 
+#if PIXEL_RGBA8 && SUM != SUM_WEIGHTED && SUM != SUM_BLOCKS8
+// scale_rows16: scale_rows for CPUs on 8 bits (the rows schedule), the same sums in the same
+// order with the four pixels' channels side by side in 16-wide vectors (two AVX2 registers),
+// where scale_rows keeps one 4-wide vector a pixel: PoCL leaves a work-item's code at the width
+// it is written in where the work-items gather (PoCL, 2 cores, 1080p to 720p bilinear: 5.0 ms
+// in scale_rows, 1.4 ms in 16-wide ints with the taps gathered, 0.9 ms as below).
+//  - CONSECUTIVE (the host laid every column's taps on consecutive input pixels,
+//    consecutive_taps() in filters/scale.cpp): each pair of taps is one 8-byte load a pixel,
+//    its bytes interleaved by channel, and the two products of a channel added in one
+//    instruction (pmaddwd: 16-bit pixels and weights, the weights' 11 bits and the bytes'
+//    8 fit; adjacent products added into 32 bits, exactly). LLVM, which knows the pixels are
+//    zero-extended bytes, emulates that from the portable form with blends and shifts (1.5 ms
+//    against 0.9), so x86 with AVX2 calls it by its builtin.
+//  - otherwise (inputs narrower than the taps) each tap a 4-byte gather a pixel.
+// Bilinear's vertical pass in 16 bits as OpenCV's: h >> 4 fits (bytes times weights summing to
+// 2^11, shifted by 4), and so do ((w (h >> 4)) >> 16) and their sum; the products' high halves
+// are one instruction (pmulhw) for 16 lanes.
+#if SUM == SUM_LINEAR8
+typedef short16 acc16_t;
+#define ACCUMULATE16(acc, h, w, j)                                                  \
+  (acc) = ((j) == 0 ? (short16)0 : (acc)) +                                         \
+          convert_short16((convert_int16(convert_short16_sat((h) >> 4)) * (int)(short)(w)) >> 16)
+#define FINISH16_8(acc) convert_uchar16_sat(((acc) + (short)2) >> (short)2)
+#elif SUM == SUM_CUBIC8
+typedef float16 acc16_t;
+#define ACCUMULATE16(acc, h, w, j)                         \
+  (acc) = convert_float16(h) * ((float)(w) * 0x1.0p-22f) + \
+          ((j) == TAPS_Y - 1 ? (float16)(0.0f) : (acc))
+#define FINISH16_8(acc) tandem_levels8_16(acc)
+#else  // SUM_FIXED8
+typedef int16 acc16_t;
+#define ACCUMULATE16(acc, h, w, j) (acc) = ((j) == 0 ? 0 : (acc)) + (h) * (w)
+#define FINISH16_8(acc) convert_uchar16(clamp(((acc) + (1 << 21)) >> 22, 0, 255))
+#endif
+
+#if CONSECUTIVE
+#if TAPS_X % 2 != 0
+#error "CONSECUTIVE takes taps in pairs"
+#endif
+// Two pixels' channels times their pair's weights, each channel's two products added: q holds
+// (tap a's channel c, tap b's channel c) at 2c (and 8 + 2c for the second pixel), w the
+// pixels' (weight a, weight b) likewise.
+#ifdef __AVX2__
+#define MADD_PAIRS(q, w) __builtin_ia32_pmaddwd256((q), (w))
+#else
+#define MADD_PAIRS(q, w) \
+  (convert_int8((q).even) * convert_int8((w).even) + convert_int8((q).odd) * convert_int8((w).odd))
+#endif
+// Pixels p and p + 1's pair of taps from i: two 8-byte loads, bytes interleaved by channel.
+#define PAIR_PIXELS(row, sa, sb, i)                                                            \
+  convert_short16(shuffle(as_uchar16((uint4)(vload2(0, (row) + (sa) + (i)),                   \
+                                             vload2(0, (row) + (sb) + (i)))),                 \
+                          (uchar16)(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15)))
+#endif
+
+__kernel void scale_rows16(const __global uchar* restrict src, int src_first, int src_pitch,
+                           __global uchar* restrict dst, int dst_first, int dst_pitch,
+                           const __global int* restrict table, int y_offset,
+                           int y0 TANDEM_EPILOGUE_PARAMS) {
+  const int x = 4 * (int)get_global_id(0);
+  const int y = y0 + (int)get_global_id(1);
+  const __global int* restrict ye = table + y_offset + y * (2 * TAPS_Y);
+  const __global int* restrict xe = table + x * (2 * TAPS_X);  // column x + p at 2 TAPS_X p
+#if CONSECUTIVE
+  // The four columns' first taps, and their pairs' weights as MADD_PAIRS takes them.
+  const int s0 = xe[0], s1 = xe[2 * TAPS_X], s2 = xe[4 * TAPS_X], s3 = xe[6 * TAPS_X];
+  short16 w01[TAPS_X / 2], w23[TAPS_X / 2];
+#pragma unroll
+  for (int i = 0; i < TAPS_X; i += 2) {
+    const short2 a = (short2)(xe[TAPS_X + i], xe[TAPS_X + i + 1]);
+    const short2 b = (short2)(xe[3 * TAPS_X + i], xe[3 * TAPS_X + i + 1]);
+    const short2 c = (short2)(xe[5 * TAPS_X + i], xe[5 * TAPS_X + i + 1]);
+    const short2 d = (short2)(xe[7 * TAPS_X + i], xe[7 * TAPS_X + i + 1]);
+    w01[i / 2] = (short16)(a, a, a, a, b, b, b, b);
+    w23[i / 2] = (short16)(c, c, c, c, d, d, d, d);
+  }
+#endif
+  acc16_t acc;
+#pragma unroll
+  FOR_ROW_TAPS(j) {
+    const __global uint* restrict row =
+        (const __global uint*)(src + (size_t)(ye[j] - src_first) * src_pitch);
+    int16 h;
+#if CONSECUTIVE
+#pragma unroll
+    for (int i = 0; i < TAPS_X; i += 2) {
+      const int16 t = (int16)(MADD_PAIRS(PAIR_PIXELS(row, s0, s1, i), w01[i / 2]),
+                              MADD_PAIRS(PAIR_PIXELS(row, s2, s3, i), w23[i / 2]));
+      h = i == 0 ? t : h + t;
+    }
+#else
+#pragma unroll
+    for (int i = 0; i < TAPS_X; ++i) {
+      const int16 t = convert_int16(as_uchar16((uint4)(
+          row[xe[i]], row[xe[2 * TAPS_X + i]], row[xe[4 * TAPS_X + i]], row[xe[6 * TAPS_X + i]])));
+      const int16 w = (int16)((int4)xe[TAPS_X + i], (int4)xe[3 * TAPS_X + i],
+                              (int4)xe[5 * TAPS_X + i], (int4)xe[7 * TAPS_X + i]);
+      h = i == 0 ? t * w : h + t * w;
+    }
+#endif
+    ACCUMULATE16(acc, h, ye[TAPS_Y + j], j);
+  }
+  __global uchar* restrict out = dst + (size_t)(y - dst_first) * dst_pitch;
+  TANDEM_STORE4_RGBA8(out, x, FINISH16_8(acc));
+}
+#endif
+
 // The row sums of input rows [r0, r0 + rows) for four output columns a work-item, into `sums`
 // (row r at (r - sums_first) * sums_pitch row_t's).
 __kernel void scale_horizontal(const __global pixel_t* restrict src, int src_first, int src_pitch,
@@ -274,6 +383,7 @@ __kernel void scale_blocks(const __global pixel_t* restrict src, int src_first, 
   const int x = x_from + 4 * (int)get_global_id(0);
   const int y = y0 + (int)get_global_id(1);
   block_t acc;
+#pragma unroll
   for (int j = 0; j < BLOCK_Y; ++j) {
     const __global pixel_t* restrict row =
         src + (size_t)(y * BLOCK_Y + j - src_first) * src_pitch;
