@@ -5,8 +5,11 @@
 // the pixel and around q; INV_H2 = 1 / (h^2 * 3 * (2 PATCH + 1)^2), h the strength in the
 // frame's units (8-bit levels, or levels / 255 for float frames), so that h is the mean
 // difference per channel at which a patch's weight falls to 1/e. Alpha is kept. Reflect-101
-// borders. One pixel a work-item, which its (2 SEARCH + 1)^2 patch comparisons keep busy (the
-// cache serves the neighbours' loads); 8-bit results rounded to nearest, ties to even.
+// borders. 8-bit results rounded to nearest, ties to even. Two kernels, the same arithmetic:
+//  - denoise_nlm (GPUs, and float frames): one pixel a work-item, which its (2 SEARCH + 1)^2
+//    patch comparisons keep busy (the cache serves the neighbours' loads);
+//  - denoise_rows4 (CPUs on 8 bits, the rows schedule): four pixels a work-item, their
+//    channels side by side in 16-wide vectors, their patches held for the whole search.
 //   SEARCH, PATCH, INV_H2, PIXEL_RGBA8 1 or 0
 
 #if PIXEL_RGBA8
@@ -21,12 +24,9 @@ inline float4 load1(const __global float* restrict row, int x) {
 }
 #endif
 
-__kernel void denoise_nlm(const __global pixel_t* restrict src, int src_first, int src_pitch,
-                          __global pixel_t* restrict dst, int dst_first, int dst_pitch, int width,
-                          int height, int y0) {
-  const int x = (int)get_global_id(0);
-  const int y = y0 + (int)get_global_id(1);
-  if (x >= width) return;
+// Pixel (x, y)'s mean, its alpha kept.
+inline float4 nlm_pixel(const __global pixel_t* restrict src, int src_first, int src_pitch,
+                        int width, int height, int x, int y) {
 #define ROW(r) (src + (size_t)(tandem_reflect101((r), height) - src_first) * src_pitch)
 #define AT(r, c) load1(ROW(r), tandem_reflect101((c), width))
   float4 acc = (float4)(0.0f);
@@ -45,15 +45,93 @@ __kernel void denoise_nlm(const __global pixel_t* restrict src, int src_first, i
       total += w;
     }
   }
-  const float4 centre = AT(y, x);
+  float4 out = acc / total;
+  out.w = AT(y, x).w;
 #undef AT
 #undef ROW
-  float4 out = acc / total;
-  out.w = centre.w;
-  __global pixel_t* restrict row = dst + (size_t)(y - dst_first) * dst_pitch;
-#if PIXEL_RGBA8
-  *(__global uchar4*)(row + 4 * x) = convert_uchar4_sat_rte(out);
-#else
-  *(__global float4*)(row + 4 * x) = out;
-#endif
+  return out;
 }
+
+#if PIXEL_RGBA8
+inline void store1(__global uchar* restrict row, int x, float4 v) {
+  *(__global uchar4*)(row + 4 * x) = convert_uchar4_sat_rte(v);
+}
+#else
+inline void store1(__global float* restrict row, int x, float4 v) {
+  *(__global float4*)(row + 4 * x) = v;
+}
+#endif
+
+__kernel void denoise_nlm(const __global pixel_t* restrict src, int src_first, int src_pitch,
+                          __global pixel_t* restrict dst, int dst_first, int dst_pitch, int width,
+                          int height, int y0) {
+  const int x = (int)get_global_id(0);
+  const int y = y0 + (int)get_global_id(1);
+  if (x >= width) return;
+  store1(dst + (size_t)(y - dst_first) * dst_pitch, x,
+         nlm_pixel(src, src_first, src_pitch, width, height, x, y));
+}
+
+#if PIXEL_RGBA8
+// Pixels x .. x + 3 of row y, x a multiple of 4. Where their search reaches past the left or
+// the right edge (or the row ends among them), pixel by pixel as denoise_nlm. Elsewhere the
+// four at once: their patches' pixels loaded once, as 16-bit vectors; each candidate's
+// differences squared and added in pairs (TANDEM_MADD_PAIRS, with alpha's differences masked
+// to 0), then each pixel's two halves added: the integer d2 of every pixel, which the float
+// sum of denoise_nlm equals (integers below 2^24: (2 PATCH + 1)^2 3 255^2 is, up to PATCH 4;
+// at PATCH 5 d2 is exact here where the float sum may round). The
+// weights and the means in denoise_nlm's order, lane by lane.
+__kernel void denoise_rows4(const __global uchar* restrict src, int src_first, int src_pitch,
+                            __global uchar* restrict dst, int dst_first, int dst_pitch, int width,
+                            int height, int y0) {
+  const int x = 4 * (int)get_global_id(0);
+  const int y = y0 + (int)get_global_id(1);
+  __global uchar* restrict out = dst + (size_t)(y - dst_first) * dst_pitch;
+  if (x < SEARCH + PATCH || x + 3 + SEARCH + PATCH >= width) {
+    for (int p = 0; p < 4 && x + p < width; ++p) {
+      store1(out, x + p, nlm_pixel(src, src_first, src_pitch, width, height, x + p, y));
+    }
+    return;
+  }
+#define ROW(r) (src + (size_t)(tandem_reflect101((r), height) - src_first) * src_pitch)
+  const short16 colour = (short16)(-1, -1, -1, 0, -1, -1, -1, 0, -1, -1, -1, 0, -1, -1, -1, 0);
+  short16 patch[2 * PATCH + 1][2 * PATCH + 1];
+#pragma unroll
+  for (int py = 0; py <= 2 * PATCH; ++py) {
+    const __global uchar* restrict row = ROW(y + py - PATCH);
+#pragma unroll
+    for (int px = 0; px <= 2 * PATCH; ++px) {
+      patch[py][px] = convert_short16(vload16(0, row + 4 * (x + px - PATCH)));
+    }
+  }
+  float16 acc = (float16)(0.0f);
+  float4 total = (float4)(0.0f);
+  for (int dy = -SEARCH; dy <= SEARCH; ++dy) {
+    const __global uchar* restrict rows[2 * PATCH + 1];
+#pragma unroll
+    for (int py = 0; py <= 2 * PATCH; ++py) rows[py] = ROW(y + dy + py - PATCH) + 4 * (x - PATCH);
+    for (int dx = -SEARCH; dx <= SEARCH; ++dx) {
+      int8 pairs = (int8)(0);
+#pragma unroll
+      for (int py = 0; py <= 2 * PATCH; ++py) {
+#pragma unroll
+        for (int px = 0; px <= 2 * PATCH; ++px) {
+          const short16 d =
+              (patch[py][px] - convert_short16(vload16(0, rows[py] + 4 * (dx + px)))) & colour;
+          pairs += TANDEM_MADD_PAIRS(d, d);
+        }
+      }
+      const float4 d2 = convert_float4(pairs.even + pairs.odd);
+      const float4 w = exp(-d2 * INV_H2);
+      const float16 q = convert_float16(vload16(0, rows[PATCH] + 4 * (dx + PATCH)));
+      acc = mad((float16)(w.xxxx, w.yyyy, w.zzzz, w.wwww), q, acc);
+      total += w;
+    }
+  }
+#undef ROW
+  uchar16 v = tandem_levels8_16(acc / (float16)(total.xxxx, total.yyyy, total.zzzz, total.wwww));
+  const uchar16 centre = convert_uchar16(patch[PATCH][PATCH]);
+  v.s37bf = centre.s37bf;
+  *(__global uchar16*)(out + 4 * x) = v;
+}
+#endif

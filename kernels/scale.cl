@@ -211,10 +211,8 @@ __kernel void scale_rows(const __global pixel_t* restrict src, int src_first, in
 //  - CONSECUTIVE (the host laid every column's taps on consecutive input pixels,
 //    consecutive_taps() in filters/scale.cpp): each pair of taps is one 8-byte load a pixel,
 //    its bytes interleaved by channel, and the two products of a channel added in one
-//    instruction (pmaddwd: 16-bit pixels and weights, the weights' 11 bits and the bytes'
-//    8 fit; adjacent products added into 32 bits, exactly). LLVM, which knows the pixels are
-//    zero-extended bytes, emulates that from the portable form with blends and shifts (1.5 ms
-//    against 0.9), so x86 with AVX2 calls it by its builtin.
+//    instruction (TANDEM_MADD_PAIRS, pmaddwd: 16-bit pixels and weights, the weights' 11 bits
+//    and the bytes' 8 fit; adjacent products added into 32 bits, exactly).
 //  - otherwise (inputs narrower than the taps) each tap a 4-byte gather a pixel.
 // Bilinear's vertical pass in 16 bits as OpenCV's: h >> 4 fits (bytes times weights summing to
 // 2^11, shifted by 4), and so do ((w (h >> 4)) >> 16) and their sum; the products' high halves
@@ -241,16 +239,9 @@ typedef int16 acc16_t;
 #if TAPS_X % 2 != 0
 #error "CONSECUTIVE takes taps in pairs"
 #endif
-// Two pixels' channels times their pair's weights, each channel's two products added: q holds
-// (tap a's channel c, tap b's channel c) at 2c (and 8 + 2c for the second pixel), w the
-// pixels' (weight a, weight b) likewise.
-#ifdef __AVX2__
-#define MADD_PAIRS(q, w) __builtin_ia32_pmaddwd256((q), (w))
-#else
-#define MADD_PAIRS(q, w) \
-  (convert_int8((q).even) * convert_int8((w).even) + convert_int8((q).odd) * convert_int8((w).odd))
-#endif
-// Pixels p and p + 1's pair of taps from i: two 8-byte loads, bytes interleaved by channel.
+// Pixels p and p + 1's pair of taps from i: two 8-byte loads, bytes interleaved by channel,
+// (tap a's channel c, tap b's channel c) at 2c (and 8 + 2c for the second pixel), as
+// TANDEM_MADD_PAIRS takes them with the pixels' (weight a, weight b) likewise.
 #define PAIR_PIXELS(row, sa, sb, i)                                                            \
   convert_short16(shuffle(as_uchar16((uint4)(vload2(0, (row) + (sa) + (i)),                   \
                                              vload2(0, (row) + (sb) + (i)))),                 \
@@ -266,7 +257,7 @@ __kernel void scale_rows16(const __global uchar* restrict src, int src_first, in
   const __global int* restrict ye = table + y_offset + y * (2 * TAPS_Y);
   const __global int* restrict xe = table + x * (2 * TAPS_X);  // column x + p at 2 TAPS_X p
 #if CONSECUTIVE
-  // The four columns' first taps, and their pairs' weights as MADD_PAIRS takes them.
+  // The four columns' first taps, and their pairs' weights as TANDEM_MADD_PAIRS takes them.
   const int s0 = xe[0], s1 = xe[2 * TAPS_X], s2 = xe[4 * TAPS_X], s3 = xe[6 * TAPS_X];
   short16 w01[TAPS_X / 2], w23[TAPS_X / 2];
 #pragma unroll
@@ -288,8 +279,8 @@ __kernel void scale_rows16(const __global uchar* restrict src, int src_first, in
 #if CONSECUTIVE
 #pragma unroll
     for (int i = 0; i < TAPS_X; i += 2) {
-      const int16 t = (int16)(MADD_PAIRS(PAIR_PIXELS(row, s0, s1, i), w01[i / 2]),
-                              MADD_PAIRS(PAIR_PIXELS(row, s2, s3, i), w23[i / 2]));
+      const int16 t = (int16)(TANDEM_MADD_PAIRS(PAIR_PIXELS(row, s0, s1, i), w01[i / 2]),
+                              TANDEM_MADD_PAIRS(PAIR_PIXELS(row, s2, s3, i), w23[i / 2]));
       h = i == 0 ? t : h + t;
     }
 #else

@@ -1,6 +1,6 @@
 // denoise (non-local means) against its host reference on awkward sizes, both pixel formats,
-// on every OpenCL device present; that it raises a noisy picture's PSNR against the clean one;
-// and co-executed bands (each with its halo of search + patch rows) against one device.
+// both kernels, on every OpenCL device present; that it raises a noisy picture's PSNR against
+// the clean one; and co-executed bands (each with its halo of search + patch rows) against one device.
 //
 // Tolerance: the device's exp() may differ from the host's by a few ulp, which moves an 8-bit
 // result lying on a rounding boundary by 1 (rare) and a float one by a few ulp.
@@ -20,19 +20,27 @@ TEST_P(DenoiseTest, MatchesHostReferenceOnAwkwardSizes) {
   // The heavy filter: the host reference takes seconds a megapixel, so no 1921x1081 here.
   const std::vector<Size> sizes = {{1, 1}, {3, 7}, {64, 64}, {257, 67}};
   for (const auto& size : sizes) {
-    for (const std::string graph : {"denoise", "denoise=strength=25:patch=2:search=3"}) {
+    for (const std::string graph : {"denoise", "denoise=strength=25:patch=2:search=3",
+                                    "denoise=strength=40:patch=4:search=2"}) {
       for (PixelFormat format : {PixelFormat::rgba8, PixelFormat::rgba32f}) {
         SCOPED_TRACE(std::to_string(size.width) + "x" + std::to_string(size.height) + " " +
                      std::string(to_string(format)) + " " + graph);
         const Frame input = test::random_frame(size.width, size.height, format, 3 + size.width);
-        const Frame got = test::run_graph(graph, input, GetParam(), "single");
         const Frame want = test::run_reference(graph, input);
-        if (format == PixelFormat::rgba8) {
-          EXPECT_LE(test::max_difference(got, want), 1.0);
-          EXPECT_LE(test::count_differences(got, want, 0.0),
-                    static_cast<std::size_t>(size.width) * size.height * 4 / 1000 + 1);
-        } else {
-          EXPECT_LE(test::max_difference(got, want), 1e-5);
+        // Both kernels on every device: denoise_nlm (tiles) and, on 8 bits, denoise_rows4 (rows).
+        for (Schedule schedule : test::kForcedSchedules) {
+          SCOPED_TRACE("schedule " + std::string(to_string(schedule)));
+          PipelineOptions options;
+          options.split = "single";
+          options.schedule = schedule;
+          const Frame got = test::run_graph(graph, input, GetParam(), options);
+          if (format == PixelFormat::rgba8) {
+            EXPECT_LE(test::max_difference(got, want), 1.0);
+            EXPECT_LE(test::count_differences(got, want, 0.0),
+                      static_cast<std::size_t>(size.width) * size.height * 4 / 1000 + 1);
+          } else {
+            EXPECT_LE(test::max_difference(got, want), 1e-5);
+          }
         }
       }
     }
