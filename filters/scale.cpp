@@ -241,21 +241,26 @@ Axis block_axis(int factor, int dst) {
 // Lays each output index's taps out on consecutive input indices from the lowest, where the
 // input has as many: taps clamped onto one index become one tap with their weights' sum and
 // taps of weight 0 fill the rest. The same sums in integers (bytes times integer weights), so
-// the same pixels. Whether it could.
+// the same pixels. Leaves the axis as it is and returns false where some index's taps span more
+// input pixels than there are taps, or the input has fewer pixels than taps.
 bool consecutive_taps(Axis* axis, int src) {
   if (src < axis->taps) return false;
   const std::size_t taps = static_cast<std::size_t>(axis->taps);
-  for (std::size_t at = 0; at < axis->index.size(); at += taps) {
+  std::vector<int> first(axis->index.size() / taps);
+  for (std::size_t at = 0, d = 0; at < axis->index.size(); at += taps, ++d) {
     const int lo = *std::min_element(axis->index.begin() + at, axis->index.begin() + at + taps);
-    const int first = std::min(lo, src - axis->taps);
+    first[d] = std::min(lo, src - axis->taps);
+    for (std::size_t k = 0; k < taps; ++k) {
+      if (axis->index[at + k] - first[d] >= axis->taps) return false;
+    }
+  }
+  for (std::size_t at = 0, d = 0; at < axis->index.size(); at += taps, ++d) {
     std::vector<float> weight(taps, 0.f);
     for (std::size_t k = 0; k < taps; ++k) {
-      const int m = axis->index[at + k] - first;
-      if (m < 0 || m >= axis->taps) return false;
-      weight[m] += axis->weight[at + k];
+      weight[axis->index[at + k] - first[d]] += axis->weight[at + k];
     }
     for (std::size_t k = 0; k < taps; ++k) {
-      axis->index[at + k] = first + static_cast<int>(k);
+      axis->index[at + k] = first[d] + static_cast<int>(k);
       axis->weight[at + k] = weight[k];
     }
   }
@@ -553,8 +558,10 @@ class Scale final : public Filter {
       ctx.enqueue(vertical, groups, static_cast<std::size_t>(rows), "scale columns");
       return;
     }
-    if (u8 && plan->sum != Sum::weighted && ctx.schedule() != Schedule::tiles) {
-      // CPUs on 8 bits: the same sums, 16 lanes wide (kernels/scale.cl).
+    if (u8 && plan->sum != Sum::weighted && plan->sum != Sum::blocks8 &&
+        ctx.schedule() != Schedule::tiles) {
+      // CPUs on 8 bits with interpolation weights: the same sums, 16 lanes wide
+      // (kernels/scale.cl). Whole blocks past kMaxBlock stay on scale_rows.
       cl::Kernel kernel = ctx.kernel(program, "scale_rows16");
       set_image_args(kernel, 0, in);
       set_image_args(kernel, 3, output);

@@ -5,7 +5,8 @@
 // the pixel and around q; INV_H2 = 1 / (h^2 * 3 * (2 PATCH + 1)^2), h the strength in the
 // frame's units (8-bit levels, or levels / 255 for float frames), so that h is the mean
 // difference per channel at which a patch's weight falls to 1/e. Alpha is kept. Reflect-101
-// borders. 8-bit results rounded to nearest, ties to even. Two kernels, the same arithmetic:
+// borders. 8-bit results rounded to nearest, ties to even. Two kernels, the same arithmetic
+// (but for d2 at PATCH 5 on 8 bits, see denoise_rows4):
 //  - denoise_nlm (GPUs, and float frames): one pixel a work-item, which its (2 SEARCH + 1)^2
 //    patch comparisons keep busy (the cache serves the neighbours' loads); pixels whose search
 //    stays inside the frame skip the reflections and, on 8 bits, add distances in integers
@@ -74,7 +75,7 @@ typedef float4 patch_t;
 
 // nlm_pixel for a pixel whose search window's patches lie inside the frame: no reflections,
 // the centre patch held in registers up to PATCH 1, and on 8 bits the patch distances added in
-// integers, which the float sums equal (see denoise_rows4).
+// integers, which the float sums equal up to PATCH 4 (see denoise_rows4).
 inline float4 nlm_inside(const __global pixel_t* restrict src, int src_first, int src_pitch,
                          int x, int y) {
   const __global pixel_t* restrict centre = src + (size_t)(y - src_first) * src_pitch + 4 * x;

@@ -24,9 +24,10 @@
 // the bits of floats (SUM_WEIGHTED); with CONSECUTIVE, each column's indices are consecutive
 // from its first (the host merged the taps the border clamps onto one pixel). Then, from
 // x_offset, the columns' entries again by tap: tap i's indices of all padded_width columns,
-// then tap i + 1's, ..., then the weights likewise, which GPUs read (COLUMNS_BY_TAP): a work-item loads its four columns' indices of a
-// tap as one int4, its neighbours the next ones, where entries by column would have a warp's
-// work-items load words 32 TAPS_X bytes apart, a cache line each.
+// then tap i + 1's, ..., then the weights likewise, which GPUs read (COLUMNS_BY_TAP): a
+// work-item loads its four columns' indices of a tap as one int4, its neighbours the next ones,
+// where entries by column would have a warp's work-items load words 32 TAPS_X bytes apart, a
+// cache line each.
 //
 // SUM, OpenCV's way of adding up the taps for the case:
 //   SUM_LINEAR8   8-bit bilinear: integer row sums, then OpenCV's vertical rounding,
@@ -40,9 +41,9 @@
 //                 8-bit area by other factors); FINAL_SCALE, where defined, multiplies the sum
 //                 (rgba32f area by whole factors: the block's sum times 1 / area)
 // Contraction is off: the float passes round where the host reference and OpenCV do.
-//   PIXEL_RGBA8 1 or 0; COLUMNS_BY_TAP 1 or 0; CONSECUTIVE 1 or 0; TAPS_X, TAPS_Y; SUM; HALVES and INV_AREA for SUM_BLOCKS8; BLOCK_X and
-//   BLOCK_Y for scale_blocks; TILE_W, TILE_H, TILE_ROWS and IN_ROWS (the most input rows
-//   TILE_ROWS output rows reach) for scale_tiled
+//   PIXEL_RGBA8 1 or 0; COLUMNS_BY_TAP 1 or 0; CONSECUTIVE 1 or 0; TAPS_X, TAPS_Y; SUM;
+//   HALVES and INV_AREA for SUM_BLOCKS8; BLOCK_X and BLOCK_Y for scale_blocks; TILE_W, TILE_H,
+//   TILE_ROWS and IN_ROWS (the most input rows TILE_ROWS output rows reach) for scale_tiled
 
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -211,8 +212,9 @@ __kernel void scale_rows(const __global pixel_t* restrict src, int src_first, in
 //  - CONSECUTIVE (the host laid every column's taps on consecutive input pixels,
 //    consecutive_taps() in filters/scale.cpp): each pair of taps is one 8-byte load a pixel,
 //    its bytes interleaved by channel, and the two products of a channel added in one
-//    instruction (TANDEM_MADD_PAIRS, pmaddwd: 16-bit pixels and weights, the weights' 11 bits
-//    and the bytes' 8 fit; adjacent products added into 32 bits, exactly).
+//    instruction (TANDEM_MADD_PAIRS, pmaddwd: 16-bit pixels and weights; the weights, 2^11
+//    times at most 1.25 in magnitude for bicubic and lanczos, or their sums where the border
+//    merged taps, fit; adjacent products added into 32 bits, exactly).
 //  - otherwise (inputs narrower than the taps) each tap a 4-byte gather a pixel.
 // Bilinear's vertical pass in 16 bits as OpenCV's: h >> 4 fits (bytes times weights summing to
 // 2^11, shifted by 4), and so do ((w (h >> 4)) >> 16) and their sum; the products' high halves

@@ -1,6 +1,7 @@
 // denoise (non-local means) against its host reference on awkward sizes, both pixel formats,
 // both kernels, on every OpenCL device present; that it raises a noisy picture's PSNR against
-// the clean one; and co-executed bands (each with its halo of search + patch rows) against one device.
+// the clean one; and co-executed bands (each with its halo of search + patch rows) against one
+// device.
 //
 // Tolerance: the device's exp() may differ from the host's by a few ulp, which moves an 8-bit
 // result lying on a rounding boundary by 1 (rare) and a float one by a few ulp.

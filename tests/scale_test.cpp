@@ -54,13 +54,14 @@ struct Resize {
 
 // Awkward sizes and factors: from and to one pixel, odd sizes, factors that are not whole,
 // 3x and 1/3 (whole: OpenCV's block sums for area), 1/2 (bilinear becomes area's 2x2 blocks),
-// the same size (a copy), up along one axis while down along the other, and down by 32 (area:
-// 33 taps a side, more than the GPUs' kernels hold in registers).
+// the same size (a copy), up along one axis while down along the other, down by 32 (area:
+// 33 taps a side, more than the GPUs' kernels hold in registers), and down by 18 (area: whole
+// blocks larger than scale_blocks takes, through the table).
 const std::vector<Resize> kResizes = {
     {{1, 1}, {3, 5}},           {{7, 5}, {1, 1}},         {{3, 7}, {5, 2}},
     {{111, 67}, {333, 201}},    {{333, 201}, {111, 67}},  {{128, 96}, {64, 48}},
     {{97, 61}, {140, 90}},      {{64, 64}, {64, 64}},     {{100, 60}, {250, 29}},
-    {{1921, 1081}, {640, 361}}, {{1921, 1081}, {60, 34}},
+    {{1921, 1081}, {640, 361}}, {{1921, 1081}, {60, 34}}, {{180, 90}, {10, 5}},
 };
 
 std::string graph_for(const Resize& r, const std::string& method) {
