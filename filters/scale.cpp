@@ -280,7 +280,6 @@ struct Plan {
   int tile_rows = 0, tile_input_rows = 0;
   int y_offset = 0;  // where the rows' entries start
   int x_offset = 0;  // where the columns' entries by tap start (kernels/scale.cl), 4-aligned
-  bool consecutive = false;  // every column's taps on consecutive input pixels
   std::vector<std::int32_t> table;
   std::string options;                       // the kernel's build options
   std::map<cl_context, cl::Buffer> buffers;  // the table on each context, made once
@@ -331,9 +330,9 @@ std::shared_ptr<Plan> make_plan(Method method, Size in, Size out, bool u8) {
                                             : Sum::linear8;
   }
 
-  if (plan->integer_weights() && plan->sum != Sum::blocks8) {
-    plan->consecutive = consecutive_taps(&x, in.width);
-  }
+  // Every column's taps on consecutive input pixels (kernels/scale.cl's CONSECUTIVE).
+  const bool consecutive =
+      plan->integer_weights() && plan->sum != Sum::blocks8 && consecutive_taps(&x, in.width);
   plan->taps_x = x.taps;
   plan->taps_y = y.taps;
   plan->padded_width = (out.width + 3) / 4 * 4;
@@ -376,7 +375,7 @@ std::shared_ptr<Plan> make_plan(Method method, Size in, Size out, bool u8) {
   std::snprintf(constants, sizeof constants, " -DSUM=%d -DTAPS_X=%d -DTAPS_Y=%d -DHALVES=%d",
                 static_cast<int>(plan->sum), plan->taps_x, plan->taps_y, plan->halves ? 1 : 0);
   plan->options = constants;
-  plan->options += plan->consecutive ? " -DCONSECUTIVE=1" : " -DCONSECUTIVE=0";
+  plan->options += consecutive ? " -DCONSECUTIVE=1" : " -DCONSECUTIVE=0";
   // Hexadecimal float literals: the kernel's constants are the host's to the bit.
   if (plan->sum == Sum::blocks8) {
     std::snprintf(constants, sizeof constants, " -DINV_AREA=%af",
@@ -558,21 +557,11 @@ class Scale final : public Filter {
       ctx.enqueue(vertical, groups, static_cast<std::size_t>(rows), "scale columns");
       return;
     }
-    if (u8 && plan->sum != Sum::weighted && plan->sum != Sum::blocks8 &&
-        ctx.schedule() != Schedule::tiles) {
-      // CPUs on 8 bits with interpolation weights: the same sums, 16 lanes wide
-      // (kernels/scale.cl). Whole blocks past kMaxBlock stay on scale_rows.
-      cl::Kernel kernel = ctx.kernel(program, "scale_rows16");
-      set_image_args(kernel, 0, in);
-      set_image_args(kernel, 3, output);
-      kernel.setArg(6, table);
-      kernel.setArg(7, plan->y_offset);
-      kernel.setArg(8, ctx.y0());
-      ctx.set_epilogue_args(kernel, 9);
-      ctx.enqueue(kernel, groups, static_cast<std::size_t>(rows), "scale");
-      return;
-    }
-    cl::Kernel kernel = ctx.kernel(program, "scale_rows");
+    // CPUs on 8 bits with interpolation weights: the same sums, 16 lanes wide, with the same
+    // arguments (kernels/scale.cl). Whole blocks past kMaxBlock stay on scale_rows.
+    const bool rows16 = u8 && plan->sum != Sum::weighted && plan->sum != Sum::blocks8 &&
+                        ctx.schedule() != Schedule::tiles;
+    cl::Kernel kernel = ctx.kernel(program, rows16 ? "scale_rows16" : "scale_rows");
     set_image_args(kernel, 0, in);
     set_image_args(kernel, 3, output);
     const cl_uint next = set_table_args(kernel, 6, table, *plan);

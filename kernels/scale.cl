@@ -250,10 +250,11 @@ typedef int16 acc16_t;
                           (uchar16)(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15)))
 #endif
 
+// scale_rows' arguments; it reads the columns' entries by column, not x_offset's copy by tap.
 __kernel void scale_rows16(const __global uchar* restrict src, int src_first, int src_pitch,
                            __global uchar* restrict dst, int dst_first, int dst_pitch,
-                           const __global int* restrict table, int y_offset,
-                           int y0 TANDEM_EPILOGUE_PARAMS) {
+                           const __global int* restrict table, int x_offset, int padded_width,
+                           int y_offset, int y0 TANDEM_EPILOGUE_PARAMS) {
   const int x = 4 * (int)get_global_id(0);
   const int y = y0 + (int)get_global_id(1);
   const __global int* restrict ye = table + y_offset + y * (2 * TAPS_Y);
