@@ -1,6 +1,7 @@
 // gaussian: separable Gaussian blur with reflect-101 borders, matching OpenCV's
 // cv::GaussianBlur(src, dst, Size(0, 0), sigma, sigma, BORDER_REFLECT_101), in two passes
-// (vertical into a float scratch image of the band's rows, then horizontal):
+// (vertical, then horizontal: through a float scratch image of the band's rows, a row at a time
+// through local memory on CPUs on rgba8, or through a local-memory tile on GPUs):
 //  - rgba8: OpenCV's kernel size for 8-bit images, ksize = cvRound(6 sigma + 1) | 1, and its
 //    8-bit weights: the bit-exact Gaussian (getGaussianKernelBitExact) quantised to multiples
 //    of 1/256 with error diffusion (getGaussianKernelFixedPoint_ED). With such weights every
@@ -178,11 +179,28 @@ class Gaussian final : public Filter {
     }
     const int width = ctx.frame_width();
     const int rows = ctx.y1() - ctx.y0();
+    const int vrows = vertical_rows_per_item(ctx.device());
+    static const std::vector<std::string> kSources{"gaussian.cl"};
+    // CPUs on rgba8: both passes in one launch, a row's vertical sums in local memory.
+    const std::size_t line_bytes =
+        sizeof(cl_float4) * static_cast<std::size_t>((width + 3) / 4 * 4 + 2 * rgba8_.radius);
+    if (in.format == PixelFormat::rgba8 && vrows == 1 &&
+        line_bytes <= ctx.device().info().local_memory) {
+      cl::Program program = ctx.program(kSources, options_rgba8_ + " -DGAUSSIAN_VROWS=1");
+      cl::Kernel lines = ctx.kernel(program, "gaussian_lines");
+      set_image_args(lines, 0, in);
+      set_image_args(lines, 3, output);
+      lines.setArg(6, width);
+      lines.setArg(7, ctx.frame_height());
+      lines.setArg(8, ctx.y0());
+      lines.setArg(9, cl::Local(line_bytes));
+      ctx.set_epilogue_args(lines, 10);
+      ctx.enqueue(lines, cl::NDRange(static_cast<std::size_t>(rows)), cl::NDRange(1),
+                  "gaussian (lines)");
+      return;
+    }
     // The vertical pass's result for the band's rows: float, 16 bytes a pixel.
     const DeviceImage columns = ctx.scratch(this, 0, PixelFormat::rgba32f, ctx.y0(), rows);
-    const int vrows = vertical_rows_per_item(ctx.device());
-
-    static const std::vector<std::string> kSources{"gaussian.cl"};
     cl::Program program = ctx.program(
         kSources, (in.format == PixelFormat::rgba8 ? options_rgba8_ : options_rgba32f_) +
                       " -DGAUSSIAN_VROWS=" + std::to_string(vrows));
