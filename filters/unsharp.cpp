@@ -51,11 +51,27 @@ class Unsharp final : public Filter {
     }
     const int rows = ctx.y1() - ctx.y0();
     const std::size_t groups = static_cast<std::size_t>(ctx.frame_width() + 3) / 4;
-    // The column sums of the band's rows: float, 16 bytes a pixel.
-    const DeviceImage sums = ctx.scratch(this, 0, PixelFormat::rgba32f, ctx.y0(), rows);
     static const std::vector<std::string> kSources{"unsharp.cl"};
     cl::Program program = ctx.program(
         kSources, options_ + " -DPIXEL_RGBA8=" + (in.format == PixelFormat::rgba8 ? "1" : "0"));
+    // CPUs: both passes in one launch, a row's column sums in local memory.
+    const std::size_t line_bytes = sizeof(cl_float4) * (4 * groups + 2 * radius_);
+    if (ctx.device().info().type == DeviceType::cpu &&
+        line_bytes <= ctx.device().info().local_memory) {
+      cl::Kernel lines = ctx.kernel(program, "unsharp_lines");
+      set_image_args(lines, 0, in);
+      set_image_args(lines, 3, output);
+      lines.setArg(6, ctx.frame_width());
+      lines.setArg(7, ctx.frame_height());
+      lines.setArg(8, ctx.y0());
+      lines.setArg(9, cl::Local(line_bytes));
+      ctx.set_epilogue_args(lines, 10);
+      ctx.enqueue(lines, cl::NDRange(static_cast<std::size_t>(rows)), cl::NDRange(1),
+                  "unsharp (lines)");
+      return;
+    }
+    // The column sums of the band's rows: float, 16 bytes a pixel.
+    const DeviceImage sums = ctx.scratch(this, 0, PixelFormat::rgba32f, ctx.y0(), rows);
 
     cl::Kernel vertical = ctx.kernel(program, "unsharp_vertical");
     set_image_args(vertical, 0, in);
