@@ -406,11 +406,7 @@ __kernel void gaussian_lines(const __global uchar* restrict src, int src_first, 
 #undef TAP16
   // Past the row's ends, the pixels the horizontal taps reflect onto (the last group's lanes
   // past the width fill the row's padding, as gaussian_horizontal's do).
-  const bool near_x = width >= RADIUS + 4;
-  for (int x = -RADIUS; x < 0; ++x) centre[x] = centre[tandem_reflect(x, width, near_x)];
-  for (int x = width; x < 4 * groups + RADIUS; ++x) {
-    centre[x] = centre[tandem_reflect(x, width, near_x)];
-  }
+  tandem_reflect_line(centre, width, RADIUS, 4 * groups + RADIUS, width >= RADIUS + 4);
   __global uchar* restrict out = dst + (size_t)(y - dst_first) * dst_pitch;
 #define PIXELS4(x) (float16)(centre[x], centre[(x) + 1], centre[(x) + 2], centre[(x) + 3])
   for (int x = 0; x < 4 * groups; x += 4) {
