@@ -78,7 +78,9 @@ class Transpose final : public Filter {
     const bool tiled = ctx.schedule() == Schedule::tiles && fits(ctx.device(), u8);
     cl::Program program = ctx.program(
         kSources, pixels + (tiled ? " -DTILE=" + std::to_string(kTile) : std::string()));
-    cl::Kernel kernel = ctx.kernel(program, tiled ? "transpose_tiled" : "transpose_rows");
+    const bool by_blocks = !tiled && u8;
+    cl::Kernel kernel = ctx.kernel(
+        program, tiled ? "transpose_tiled" : by_blocks ? "transpose_blocks" : "transpose_rows");
     set_image_args(kernel, 0, in);
     set_image_args(kernel, 3, output);
     kernel.setArg(6, width);
@@ -86,6 +88,12 @@ class Transpose final : public Filter {
     kernel.setArg(8, dir & 1);
     kernel.setArg(9, (dir >> 1) & 1);
     kernel.setArg(10, ctx.y0());
+    if (by_blocks) {
+      kernel.setArg(11, ctx.y1());
+      ctx.set_epilogue_args(kernel, 12);
+      ctx.enqueue(kernel, items, (rows + 3) / 4, "transpose (blocks)");
+      return;
+    }
     if (!tiled) {
       ctx.set_epilogue_args(kernel, 11);
       ctx.enqueue(kernel, items, rows, "transpose");
