@@ -184,7 +184,7 @@ class Gaussian final : public Filter {
     // CPUs on rgba8: both passes in one launch, a row's vertical sums in local memory.
     const std::size_t line_bytes =
         sizeof(cl_float4) * static_cast<std::size_t>((width + 3) / 4 * 4 + 2 * rgba8_.radius);
-    if (in.format == PixelFormat::rgba8 && vrows == 1 &&
+    if (in.format == PixelFormat::rgba8 && ctx.device().info().type == DeviceType::cpu &&
         line_bytes <= ctx.device().info().local_memory) {
       cl::Program program = ctx.program(kSources, options_rgba8_ + " -DGAUSSIAN_VROWS=1");
       cl::Kernel lines = ctx.kernel(program, "gaussian_lines");
