@@ -246,5 +246,41 @@ TEST(FrameScheduler, AnUnmeasuredDeviceTakesOneFrameAtATime) {
   EXPECT_NEAR(rates[1], 1 / 3.5, 1e-12);
 }
 
+// A GPU's frame takes far longer from upload to download (0.44 ms) than the pace its copy
+// engines set (a frame every 0.16 ms): of two such GPUs, one holding a frame finishes the next
+// later than an idle one, so frames go in turn and neither drains.
+TEST(FrameScheduler, AnIdleDeviceFinishesBeforeOneHoldingAFrame) {
+  FrameScheduler s(2, 3);
+  for (std::size_t d = 0; d < 2; ++d) {
+    for (int i = 0; i < 3; ++i) s.observe(d, {0.16, 0.44});
+  }
+  EXPECT_EQ(s.pick(std::vector<int>{1, 0}, 0), 1u);
+  EXPECT_EQ(s.pick(std::vector<int>{1, 1}, 0), 0u);
+  EXPECT_EQ(s.pick(std::vector<int>{2, 1}, 0), 1u);
+  EXPECT_EQ(s.pick(std::vector<int>{3, 3}, 0), std::nullopt);  // both full: wait for the oldest
+}
+
+// In the best device's way, the device alone stays while the other is less than 10% faster:
+// two equal GPUs whose medians cross would take turns, three frames each, draining between.
+TEST(FrameScheduler, TheDeviceAloneChangesOnlyForOneClearlyFaster) {
+  FrameScheduler s(2, 3);
+  s.seed(0, {1.0, 2.0});
+  s.seed(1, {1.0, 2.0});
+  ASSERT_EQ(s.pick(std::vector<int>{0, 0}, 0), 0u);
+  EXPECT_TRUE(s.every_device());
+  // Every device leaves a frame every 0.9 ms, no better than the best at its fastest: the best
+  // alone goes on trial.
+  double t = 0;
+  for (int i = 0; i < 64 && s.every_device(); ++i) s.left(t += 0.9);
+  ASSERT_FALSE(s.every_device());
+  for (int i = 0; i < 4; ++i) s.observe(0, {1.0, 2.0});
+  for (int i = 0; i < 4; ++i) s.observe(1, {0.95, 1.9});  // 5% faster: device 0 stays
+  EXPECT_EQ(s.pick(std::vector<int>{0, 0}, t), 0u);
+  EXPECT_EQ(s.pick(std::vector<int>{1, 0}, t), 0u);
+  for (int i = 0; i < 5; ++i) s.observe(1, {0.8, 1.6});  // 20% faster: device 1 takes over
+  EXPECT_EQ(s.pick(std::vector<int>{0, 0}, t), 1u);
+  EXPECT_EQ(s.pick(std::vector<int>{0, 1}, t), 1u);
+}
+
 }  // namespace
 }  // namespace tandem::detail

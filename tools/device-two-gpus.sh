@@ -3,7 +3,8 @@
 # ../shared/device/setup.sh here first; carry .device): builds tandem-bench alone (the suite runs
 # in the single-GPU calls), then for issue 13's four graphs at 1080p and 4K a stream of whole
 # frames on both GPUs (--devices gpu) against the first alone (1.0), and coexec (one frame at a
-# time, bands) on both GPUs against each alone. Everything lands in $OUT.
+# time, bands) on both GPUs against each alone; before them, the host link's limit (topology and
+# tools/cl-pcie.c; PCIE_ONLY=1 stops there). Everything lands in $OUT.
 set -u
 source .device/prelude.sh
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -12,6 +13,12 @@ cmake -S . -B /tmp/b -DCMAKE_BUILD_TYPE=Release -DTANDEM_WITH_OPENCV=OFF -DTANDE
 cmake --build /tmp/b --target tandem_bench > /tmp/build.txt 2>&1 || { grep -m20 -iE 'error' /tmp/build.txt; exit 1; }
 nvidia-smi -L > "$OUT/machine.txt"; nproc >> "$OUT/machine.txt"
 echo "built $(date -u +%T)"
+# The host link's limit first: how the GPUs hang off the CPUs, and what copies between pinned
+# host memory and each GPU alone and both at once reach (tools/cl-pcie.c).
+nvidia-smi topo -m > "$OUT/topology.txt" 2>&1; cat "$OUT/topology.txt"
+cc -O2 tools/cl-pcie.c -o /tmp/cl-pcie -lOpenCL && for bytes in 8294400 33177600; do
+  /tmp/cl-pcie $bytes 60; done | tee "$OUT/pcie.txt"
+[ -n "${PCIE_ONLY:-}" ] && exit 0
 export TANDEM_CACHE_DIR=/tmp/tandem-bench-cache
 B=/tmp/b/apps/bench/tandem-bench
 for size in 1920x1080 3840x2160; do

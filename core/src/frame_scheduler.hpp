@@ -81,6 +81,10 @@ class FrameScheduler {
   bool due_again(const Device& d, double now_ms) const;
   // The measured device of the highest rate; devices_.size() when none is measured.
   std::size_t best() const;
+  // The device that runs alone in the best device's way: the best, kept until another is 10%
+  // faster (two equal GPUs whose medians cross take turns otherwise, three frames to one, then
+  // three to the other, each draining between).
+  std::size_t alone();
   enum class Way { every, best };
   void go(Way way, std::string why);
   // Once every device is measured or seeded: the best alone where every device is predicted to
@@ -94,6 +98,8 @@ class FrameScheduler {
   double started_ms_ = -1;  // wall time of the first pick
   // The guard.
   Way way_ = Way::every;
+  std::size_t alone_ = 0;       // alone()'s choice, where it made one
+  bool has_alone_ = false;
   bool predicted_ = false;      // predict() decided the first way
   bool judged_ = false;         // both ways measured once, or predict() chose the best alone
   bool trial_ = false;          // the way now is on trial against `incumbent_ms_`
