@@ -4,7 +4,8 @@
 # in the single-GPU calls), then for issue 13's four graphs at 1080p and 4K a stream of whole
 # frames on both GPUs (--devices gpu) against the first alone (1.0), and coexec (one frame at a
 # time, bands) on both GPUs against each alone; before them, the host link's limit (topology and
-# tools/cl-pcie.c; PCIE_ONLY=1 stops there). Everything lands in $OUT.
+# tools/cl-pcie.c; PCIE_ONLY=1 stops there, STREAM_ONLY=1 runs the streams alone). Everything
+# lands in $OUT.
 set -u
 source .device/prelude.sh
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -15,9 +16,11 @@ nvidia-smi -L > "$OUT/machine.txt"; nproc >> "$OUT/machine.txt"
 echo "built $(date -u +%T)"
 # The host link's limit first: how the GPUs hang off the CPUs, and what copies between pinned
 # host memory and each GPU alone and both at once reach (tools/cl-pcie.c).
-nvidia-smi topo -m > "$OUT/topology.txt" 2>&1; cat "$OUT/topology.txt"
-cc -O2 tools/cl-pcie.c -o /tmp/cl-pcie -lOpenCL && for bytes in 8294400 33177600; do
-  /tmp/cl-pcie $bytes 60; done | tee "$OUT/pcie.txt"
+if [ -z "${STREAM_ONLY:-}" ]; then
+  nvidia-smi topo -m > "$OUT/topology.txt" 2>&1; cat "$OUT/topology.txt"
+  cc -O2 tools/cl-pcie.c -o /tmp/cl-pcie -lOpenCL && for bytes in 8294400 33177600; do
+    /tmp/cl-pcie $bytes 60; done | tee "$OUT/pcie.txt"
+fi
 [ -n "${PCIE_ONLY:-}" ] && exit 0
 export TANDEM_CACHE_DIR=/tmp/tandem-bench-cache
 B=/tmp/b/apps/bench/tandem-bench
@@ -31,6 +34,7 @@ for size in 1920x1080 3840x2160; do
     done
   done
 done
+[ -n "${STREAM_ONLY:-}" ] && { echo "end $(date -u +%T)"; exit 0; }
 for size in 1920x1080 3840x2160; do
   for g in "gaussian=sigma=2,saturation=1.3,tonemap" "gaussian=sigma=8,bilateral,saturation=1.3" "saturation=1.3" "bilateral"; do
     timeout 60 $B coexec --devices gpu --size $size --graph "$g" --frames 100 > /tmp/c.txt 2>&1

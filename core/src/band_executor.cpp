@@ -74,10 +74,11 @@ void BandExecutor::host_wrote(Device& device, const Frame& frame) {
 }
 
 BandPlan& BandExecutor::band_plan(std::size_t d, int slot, const Frame& input, const Frame& output,
-                                  Range band) {
+                                  Range band, bool& made) {
   const std::size_t i = slot * devices_.size() + d;
   BandPlan& plan = band_plans_[i];
-  if (!plan.made_for(generation_, band, input, output)) {
+  made = !plan.made_for(generation_, band, input, output);
+  if (made) {
     plan.make(plan_, generation_, band, input, output,
               {devices_[d], workspaces_[i], this, devices_.row_alignment()});
   }
@@ -86,14 +87,15 @@ BandPlan& BandExecutor::band_plan(std::size_t d, int slot, const Frame& input, c
 
 void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& output, Range band,
                            BandEvents& events, std::vector<std::function<void()>>& after,
-                           std::vector<StatsRows>& stats_rows, bool collect_stats) {
+                           std::vector<StatsRows>& stats_rows, bool collect_stats,
+                           const StageArgs& args) {
   Device& device = devices_[d];
   Workspace& ws = workspaces_[slot * devices_.size() + d];
   std::vector<Pass>& passes = plan_.passes;
   const int output_value = plan_.output_value;
   cl::CommandQueue& queue = device.queue();
   const bool zero_copy = device.info().host_unified_memory;
-  BandPlan& plan = band_plan(d, slot, input, output, band);
+  BandPlan& plan = band_plan(d, slot, input, output, band, events.new_plan);
   const std::vector<Range>& need = plan.need;
   std::vector<DeviceImage>& images = plan.images;
   events.halo_rows = plan.halo_rows;
@@ -174,7 +176,7 @@ void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& o
       if (p.stores_planes() || p.on_planes) fused.kernel.setArg(arg++, width);
       fused.stage_arg = arg;
       for (std::size_t s = 0; s < p.filters.size(); ++s) {
-        bound_stages.push_back(stage_args(plan_, p, s));
+        bound_stages.push_back(args[pi][s]);
         fused.kernel.setArg(arg++, bound_stages.back());
       }
       fused.images = std::move(bound_images);
@@ -186,7 +188,7 @@ void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& o
       }
     }
     for (std::size_t s = 0; s < p.filters.size(); ++s) {
-      const cl_float16 now = stage_args(plan_, p, s);
+      const cl_float16& now = args[pi][s];
       if (!same_args(now, fused.stage_args[s])) {
         fused.stage_args[s] = now;
         fused.kernel.setArg(fused.stage_arg + static_cast<cl_uint>(s), now);

@@ -28,6 +28,9 @@ struct BandEvents {
   /// Rows each of its images holds beyond the band's own rows (stencils' halos), a mean over
   /// the images.
   double halo_rows = 0;
+  /// Its band plan was made for it (another band, frame or workspace than the last there): the
+  /// first use of buffers, which takes longer than the bands after.
+  bool new_plan = false;
 
   bool empty() const { return upload.empty() && compute.empty() && download.empty(); }
   void wait() const;
@@ -42,13 +45,13 @@ class BandExecutor {
   /// `plan` was lowered again: band plans made before are made again at their next band.
   void replanned() { ++generation_; }
 
-  /// Enqueues device `d`'s band of `input` -> `output` in its workspace `slot`, and flushes
-  /// nothing. Its commands go to `events`; unmaps that must wait for them to `after`; with
+  /// Enqueues device `d`'s band of `input` -> `output` in its workspace `slot`, its point-wise
+  /// stages with `args` (taken from the plan by stage_args()), and flushes nothing. Its commands go to `events`; unmaps that must wait for them to `after`; with
   /// `collect_stats`, the statistics partials it reads back to `stats_rows`. Throws cl::Error or
   /// Error; what it enqueued before is in `events`.
   void enqueue(std::size_t d, int slot, const Frame& input, Frame& output, Range band,
                BandEvents& events, std::vector<std::function<void()>>& after,
-               std::vector<StatsRows>& stats_rows, bool collect_stats);
+               std::vector<StatsRows>& stats_rows, bool collect_stats, const StageArgs& args);
 
   /// The buffer wrapping host `frame` in `device`'s context (CL_MEM_USE_HOST_PTR), made once per
   /// frame and context: zero-copy where the device shares the host's memory.
@@ -62,7 +65,9 @@ class BandExecutor {
  private:
   // The plan of device d's band in workspace `slot`, made again when it was made for another
   // band, frame or plan.
-  BandPlan& band_plan(std::size_t d, int slot, const Frame& input, const Frame& output, Range band);
+  // `made`: whether it was.
+  BandPlan& band_plan(std::size_t d, int slot, const Frame& input, const Frame& output, Range band,
+                      bool& made);
 
   DeviceSet& devices_;
   Plan& plan_;

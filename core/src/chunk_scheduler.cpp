@@ -44,7 +44,7 @@ void run_chunks(const ChunkRun& run, const Frame& input, Frame& output, int chun
       try {
         try {
           run.executor.enqueue(d, 0, input, output, band, events, after, stats_rows,
-                               collect_stats);
+                               collect_stats, run.args);
           devices[d].upload_queue().flush();
           devices[d].queue().flush();
           devices[d].download_queue().flush();

@@ -18,6 +18,7 @@ namespace tandem::detail {
 struct ChunkRun {
   DeviceSet& devices;
   BandExecutor& executor;  // its workspace slot 0 on each device
+  const StageArgs& args;   // the frame's point-wise stage arguments
   const std::vector<bool>& failed;  // devices out of the run; `fail` adds to it
   // Takes a device out of the run (its chunk goes back to the queue); throws when none is left.
   std::function<void(const DeviceFailure&)> fail;

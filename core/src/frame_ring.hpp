@@ -53,6 +53,8 @@ struct InFlight {
   int slot = 0;  // which of each device's workspaces it uses
   std::size_t device = kEveryDevice;  // a whole frame's device (whole-frames scheduling)
   FrameTime time;                     // where it lies in its video
+  // Its point-wise stages' arguments: taken with its statistics and time, under the mutex.
+  StageArgs stage_args;
   bool collect_stats = false;
   bool smooth = true;
   bool prepass = false;  // a still image's statistics pre-pass: not a frame of the report

@@ -35,6 +35,9 @@ constexpr int kLastGap = 8192;
 // slower frames. Before a trial was measured, its cost is taken as a window of the best's frames
 // (the trial at half the best's rate).
 constexpr double kWorthTrying = 1.25;
+// A frame that made its buffers (the first in each of a device's workspaces) starts the guard's
+// window afresh, this many times at most: a stream whose every frame makes them is still judged.
+constexpr int kWarmUps = 32;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -189,10 +192,16 @@ void FrameScheduler::observe(std::size_t d, const FrameTiming& timing) {
   keep_latest(dev.latencies, std::max(timing.latency, 0.0));
 }
 
-void FrameScheduler::left(double now_ms) {
+void FrameScheduler::left(double now_ms, bool warm_up) {
   ++since_judged_;
   if (settle_ > 0) {
     --settle_;  // a frame of the way before
+    return;
+  }
+  if (warm_up && warm_ups_ < kWarmUps) {
+    // Its time says nothing of either way, and the frames behind it left late.
+    ++warm_ups_;
+    window_.clear();
     return;
   }
   // The frames of devices not measured yet (their first ones) say nothing of either way.

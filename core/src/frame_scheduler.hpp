@@ -55,7 +55,9 @@ class FrameScheduler {
   /// frames, doubling to 8192 while it keeps losing, and only while the trials that lost and the
   /// one about to run (predicted from the last verdict) cost at most 1% of the wall time. A
   /// device's frame measuring it again restarts the measurement.
-  void left(double now_ms);
+  /// `warm_up`: the frame made the buffers it ran in (its device's first in a workspace), and
+  /// the guard's window starts after it.
+  void left(double now_ms, bool warm_up = false);
   /// Whether every device takes frames (false: the best alone, and those measured again).
   bool every_device() const { return way_ == Way::every; }
   /// Device `d` failed: it takes no more frames.
@@ -107,6 +109,7 @@ class FrameScheduler {
   int settle_ = 0;              // frames to let leave before measuring (those of the way before)
   std::vector<double> window_;  // when the frames measured in this way left
   int since_judged_ = 0;        // frames left since the last verdict
+  int warm_ups_ = 0;            // windows restarted after a frame that made its buffers
   int trial_gap_ = 256;         // frames between trials
   double last_loss_ms_ = 0;     // what the way that lost cost over the other, a window long
 };

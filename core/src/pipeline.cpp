@@ -118,12 +118,11 @@ struct Pipeline::Impl {
   // A frame's enqueue holds `gate` shared, so that devices are fed at once; what must find
   // nothing enqueued beside it (a pre-pass, chunks, the redo of a failed device's frames) holds
   // it exclusive and every device's lock (exclusive()). All are taken before `mutex` (never
-  // while holding it), the gate first, then `args_mutex`, then devices in index order.
+  // while holding it), the gate first, then devices in index order.
   std::shared_mutex gate;
   std::unique_ptr<std::mutex[]> device_mutex;
-  // Whole frames of a graph with frame statistics set them on the filters, which the devices
-  // share, and enqueue one at a time.
-  std::mutex args_mutex;
+  // Held under a device's lock while enqueuing on it, one per context (context_lock()).
+  std::unique_ptr<std::mutex[]> context_mutex;
   std::condition_variable completed;
   std::deque<InFlight> in_flight;
   std::uint64_t last_ticket = 0;
@@ -140,6 +139,7 @@ struct Pipeline::Impl {
         graph(std::move(g)),
         options(std::move(o)),
         device_mutex(std::make_unique<std::mutex[]>(d.size())),
+        context_mutex(std::make_unique<std::mutex[]>(d.size())),
         feeders(d.size()) {
     if (options.split.starts_with("chunks:")) {
       const std::string n = options.split.substr(7);
@@ -211,8 +211,8 @@ struct Pipeline::Impl {
   // (`only`: of that device alone, where it does), before threads that enqueue look the
   // wrappers up.
   void bind_frames(const Frame& input, const Frame& output, std::size_t only = kEveryDevice);
-  // Tells the filters that follow the frames' time the next frame's (under `mutex`, or
-  // `args_mutex` where a device's thread enqueues).
+  // Tells the filters that follow the frames' time the next frame's (under `mutex`); the
+  // frame's stage arguments are taken after it (detail::stage_args()).
   void hand_time(const FrameTime& time);
   // Enqueues every band of `f`; throws DeviceFailure, or Error for a program that does not
   // build, once what it enqueued has ended. With `held` (exclusive()), one band after another;
@@ -223,6 +223,11 @@ struct Pipeline::Impl {
   // Device `d`'s thread: enqueues whole frame `f` (on another device if `d` failed meanwhile)
   // and marks it enqueued, or failed with `f.error`.
   void feed_whole_frame(InFlight& f);
+  // Devices of one context enqueue one at a time: two H200s of one context streamed a 1080p
+  // frame every 0.155-0.165 ms with both enqueuing at once, and every 0.131-0.138 ms one after
+  // the other (their driver's calls on one context contend). Not a device that runs its
+  // kernels in the enqueue (PoCL's basic): that is its work, not the driver's.
+  std::unique_lock<std::mutex> context_lock(std::size_t d);
   // Unmaps what `f` mapped; without `held` (exclusive()), under each device's lock.
   void unmap(InFlight& f, bool held);
   // Waits for what `f` enqueued, then unmaps it: before a failure leaves it, or a redo reuses
@@ -240,8 +245,8 @@ struct Pipeline::Impl {
   // Adds the schedulers' `lines` to the report, after the frames recorded so far.
   void note(const std::vector<std::string>& lines);
   void run_chunks(std::uint64_t ticket, const Frame& input, Frame& output, int chunk_rows,
-                  std::vector<DeviceTimes>& times, std::vector<double>& fractions,
-                  bool collect_stats, bool smooth);
+                  const detail::StageArgs& args, std::vector<DeviceTimes>& times,
+                  std::vector<double>& fractions, bool collect_stats, bool smooth);
   void fail_device(const DeviceFailure& f);
   void load_split(int width, int height);
   void save_split() const;
@@ -352,6 +357,7 @@ void Pipeline::Impl::enqueue_frame(InFlight& f, bool held) {
     try {
       std::unique_lock<std::mutex> lock;
       if (!held) lock = std::unique_lock(device_mutex[d]);
+      const std::unique_lock<std::mutex> in_context = context_lock(d);
       enqueue_band(f, d, tell[d]);
     } catch (...) {
       errors[d] = std::current_exception();
@@ -391,6 +397,11 @@ void Pipeline::Impl::enqueue_frame(InFlight& f, bool held) {
   }
 }
 
+std::unique_lock<std::mutex> Pipeline::Impl::context_lock(std::size_t d) {
+  if (detail::runs_kernels_at_enqueue(devices[d].info())) return {};
+  return std::unique_lock(context_mutex[devices[d].context_index()]);
+}
+
 void Pipeline::Impl::enqueue_band(InFlight& f, std::size_t d, bool tell_host_wrote) {
   Device& device = devices[d];
   const Range band{f.bounds[d], f.bounds[d + 1]};
@@ -398,7 +409,7 @@ void Pipeline::Impl::enqueue_band(InFlight& f, std::size_t d, bool tell_host_wro
   try {
     if (tell_host_wrote) executor->host_wrote(device, *f.input);
     executor->enqueue(d, f.slot, *f.input, *f.output, band, f.events[d], f.after[d],
-                      f.stats_rows[d], f.collect_stats);
+                      f.stats_rows[d], f.collect_stats, f.stage_args);
     device.upload_queue().flush();
     device.queue().flush();
     device.download_queue().flush();
@@ -412,17 +423,18 @@ void Pipeline::Impl::enqueue_band(InFlight& f, std::size_t d, bool tell_host_wro
 
 void Pipeline::Impl::feed_whole_frame(InFlight& f) {
   std::shared_lock shared(gate);
-  std::unique_lock<std::mutex> args;
-  if (f.collect_stats || timed) args = std::unique_lock(args_mutex);
   std::unique_lock lock(mutex);
+  // Its statistics and time go to the filters, which the devices share, and its arguments are
+  // taken from them: each device's thread then enqueues its frames beside the others'.
+  if (f.collect_stats) stats.apply_for(passes, f.ticket);
+  hand_time(f.time);
+  f.stage_args = detail::stage_args(lowered);
   for (;;) {
     // Its device may have failed since the frame was given to it.
     if (failed[f.device]) {
       give_whole_frame(f, pick_device_again(f));
       bind_frames(*f.input, *f.output, f.device);
     }
-    if (f.collect_stats) stats.apply_for(passes, f.ticket);
-    hand_time(f.time);
     lock.unlock();
     std::optional<DeviceFailure> failed_on;
     try {
@@ -486,7 +498,6 @@ void Pipeline::Impl::finish_frame(InFlight& f) {
 void Pipeline::Impl::run_now(InFlight& f) {
   f.device = kEveryDevice;  // in bands, whatever it was given before
   f.error = nullptr;
-  hand_time(f.time);
   for (;;) {
     f.fractions = policy->fractions();
     try {
@@ -564,7 +575,8 @@ void Pipeline::Impl::complete_oldest(std::unique_lock<std::mutex>& lock) {
       last_done = done;
       finish_frame(f);
       if (f.device != kEveryDevice && !f.prepass) {
-        frame_scheduler->left(std::chrono::duration<double, std::milli>(done - born).count());
+        frame_scheduler->left(std::chrono::duration<double, std::milli>(done - born).count(),
+                              f.events[f.device].new_plan);
         note(frame_scheduler->take_decisions());
       }
       in_flight.pop_front();
@@ -682,10 +694,11 @@ void Pipeline::Impl::fail_device(const DeviceFailure& f) {
 }
 
 void Pipeline::Impl::run_chunks(std::uint64_t ticket, const Frame& input, Frame& output,
-                                int chunk_rows, std::vector<DeviceTimes>& times,
-                                std::vector<double>& fractions, bool collect_stats, bool smooth) {
+                                int chunk_rows, const detail::StageArgs& args,
+                                std::vector<DeviceTimes>& times, std::vector<double>& fractions,
+                                bool collect_stats, bool smooth) {
   detail::FrameSums sums;
-  const detail::ChunkRun run{devices, *executor, failed,
+  const detail::ChunkRun run{devices, *executor, args, failed,
                              [this](const DeviceFailure& f) { fail_device(f); }};
   const int q = band_quantum();
   detail::run_chunks(run, input, output, (chunk_rows + q - 1) / q * q, collect_stats, times, sums);
@@ -847,11 +860,12 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output, const FrameTim
         m.stats.apply_for(m.passes, ticket);
       }
       m.hand_time(time);
+      detail::StageArgs args = detail::stage_args(m.lowered);
       if (m.chunk_rows > 0) {
         std::vector<DeviceTimes> times;
         std::vector<double> fractions;
-        m.run_chunks(ticket, input, output, m.chunk_rows, times, fractions, stats_passes > 0,
-                     !prepass);
+        m.run_chunks(ticket, input, output, m.chunk_rows, args, times, fractions,
+                     stats_passes > 0, !prepass);
         if (run + 1 == runs) m.record(ticket, fractions, times);
         continue;
       }
@@ -862,6 +876,7 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output, const FrameTim
       f.collect_stats = stats_passes > 0;
       f.smooth = !prepass;
       f.prepass = run + 1 < runs;
+      f.stage_args = std::move(args);
       m.run_now(f);
     }
     m.report.wall_ms += elapsed_ms(start);
@@ -945,6 +960,7 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output, const FrameTim
   // depend on timing.
   m.stats.apply_for(m.passes, ticket);
   m.hand_time(time);
+  f.stage_args = detail::stage_args(m.lowered);
   lock.unlock();
   {
     std::shared_lock shared(m.gate);

@@ -108,4 +108,10 @@ cl_float16 plane_stage_args(const PlaneMap& map, PixelFormat format);
 /// The arguments of stage `stage` of `pass` of `plan`, whichever kind of stage it is.
 cl_float16 stage_args(const Plan& plan, const Pass& pass, std::size_t stage);
 
+/// A frame's point-wise stage arguments, per pass (empty for a stencil's pass) and stage.
+using StageArgs = std::vector<std::vector<cl_float16>>;
+/// What the filters of `plan`'s point-wise passes hold now: taken once a frame's statistics and
+/// time are handed to them, so that the devices enqueue their frames at once, each with its own.
+StageArgs stage_args(const Plan& plan);
+
 }  // namespace tandem::detail

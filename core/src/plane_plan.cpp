@@ -160,4 +160,14 @@ cl_float16 stage_args(const Plan& plan, const Pass& pass, std::size_t stage) {
   return stage_args(*f.pointwise());
 }
 
+StageArgs stage_args(const Plan& plan) {
+  StageArgs args(plan.passes.size());
+  for (std::size_t pi = 0; pi < plan.passes.size(); ++pi) {
+    const Pass& p = plan.passes[pi];
+    if (!p.pointwise) continue;
+    for (std::size_t s = 0; s < p.filters.size(); ++s) args[pi].push_back(stage_args(plan, p, s));
+  }
+  return args;
+}
+
 }  // namespace tandem::detail
