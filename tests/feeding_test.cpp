@@ -9,6 +9,7 @@
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -85,6 +86,30 @@ FilterSpec describe_scripted() {
           .make = [](const Params&) { return std::make_unique<Scripted>(); }};
 }
 TANDEM_REGISTER_FILTER(describe_scripted);
+
+// A point-wise filter whose stage has more arguments than a kernel takes (17 of 16).
+class ManyArguments final : public Filter {
+ public:
+  ManyArguments() {
+    stage_.source = "saturation.cl";
+    stage_.function = "tandem_saturation";
+    stage_.args.assign(17, 1.0f);
+  }
+  const PointwiseStage* pointwise() const override { return &stage_; }
+  void reference(std::span<const Frame* const> inputs, Frame& output) const override {
+    test::copy_rgba8(*inputs[0], output);
+  }
+
+ private:
+  PointwiseStage stage_;
+};
+
+FilterSpec describe_many_arguments() {
+  return {.name = "t_many_arguments",
+          .help = "a point-wise stage of 17 arguments",
+          .make = [](const Params&) { return std::make_unique<ManyArguments>(); }};
+}
+TANDEM_REGISTER_FILTER(describe_many_arguments);
 
 bool same_pixels(const Frame& a, const Frame& b) {
   for (int y = 0; y < a.height(); ++y) {
@@ -180,6 +205,25 @@ TEST(Feeding, AWholeFrameThatCannotBeEnqueuedFailsItsWait) {
   EXPECT_TRUE(pipeline.report().fallbacks.empty());
   pipeline.process(input, output);
   EXPECT_TRUE(same_pixels(output, input));
+}
+
+// A stage whose arguments a kernel cannot take is refused as the graph is compiled for the first
+// frame: no frame is left on the devices half-enqueued (a later wait() would wait for it), and no
+// device's thread throws.
+TEST(Feeding, AStageWithTooManyArgumentsIsRefusedAtTheFirstFrame) {
+  DeviceSet set = DeviceSet::open("all");
+  const Frame input = test::random_frame(64, 32, PixelFormat::rgba8, 3);
+  for (const char* split : {"frames", "bands"}) {
+    SCOPED_TRACE(split);
+    Pipeline pipeline(set, Graph::parse("t_many_arguments"), with_split(split));
+    Frame output;
+    try {
+      pipeline.wait(pipeline.submit(input, output));
+      ADD_FAILURE() << "a stage of 17 arguments ran";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("at most 16 arguments"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -293,6 +293,9 @@ void Pipeline::Impl::give_whole_frame(InFlight& f, std::size_t d) {
 
 void Pipeline::Impl::compile(const detail::FrameFormats& frames) {
   lowered = detail::lower(graph, frames, options.fuse, options.planes);
+  // Every point-wise stage's arguments fit a kernel's (stage_args() throws otherwise): refused
+  // here, before a frame takes its place on the devices, not as one is enqueued.
+  detail::stage_args(lowered);
   formats = frames;
   timed = false;
   for (const Pass& p : lowered.passes) {
