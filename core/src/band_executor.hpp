@@ -46,9 +46,10 @@ class BandExecutor {
   void replanned() { ++generation_; }
 
   /// Enqueues device `d`'s band of `input` -> `output` in its workspace `slot`, its point-wise
-  /// stages with `args` (taken from the plan by stage_args()), and flushes nothing. Its commands go to `events`; unmaps that must wait for them to `after`; with
-  /// `collect_stats`, the statistics partials it reads back to `stats_rows`. Throws cl::Error or
-  /// Error; what it enqueued before is in `events`.
+  /// stages with `args` (taken from the plan by stage_args()), and flushes nothing. Its commands
+  /// go to `events`; unmaps that must wait for them to `after`; with `collect_stats`, the
+  /// statistics partials it reads back to `stats_rows`. Throws cl::Error or Error; what it
+  /// enqueued before is in `events`.
   void enqueue(std::size_t d, int slot, const Frame& input, Frame& output, Range band,
                BandEvents& events, std::vector<std::function<void()>>& after,
                std::vector<StatsRows>& stats_rows, bool collect_stats, const StageArgs& args);

@@ -211,9 +211,10 @@ struct Pipeline::Impl {
   // (`only`: of that device alone, where it does), before threads that enqueue look the
   // wrappers up.
   void bind_frames(const Frame& input, const Frame& output, std::size_t only = kEveryDevice);
-  // Tells the filters that follow the frames' time the next frame's (under `mutex`); the
-  // frame's stage arguments are taken after it (detail::stage_args()).
-  void hand_time(const FrameTime& time);
+  // Tells the filters that follow the frames' time the next frame's, and takes the point-wise
+  // stages' arguments the frame runs with (its statistics handed to the filters before), under
+  // `mutex`.
+  detail::StageArgs frame_args(const FrameTime& time);
   // Enqueues every band of `f`; throws DeviceFailure, or Error for a program that does not
   // build, once what it enqueued has ended. With `held` (exclusive()), one band after another;
   // else each device's band on its own thread under its lock, the first here.
@@ -311,13 +312,15 @@ Pipeline::Impl::Exclusive Pipeline::Impl::exclusive() {
   return held;
 }
 
-void Pipeline::Impl::hand_time(const FrameTime& time) {
-  if (!timed) return;
-  for (Pass& p : passes) {
-    for (Filter* f : p.filters) {
-      if (f->needs_frame_time()) f->set_frame_time(time);
+detail::StageArgs Pipeline::Impl::frame_args(const FrameTime& time) {
+  if (timed) {
+    for (Pass& p : passes) {
+      for (Filter* f : p.filters) {
+        if (f->needs_frame_time()) f->set_frame_time(time);
+      }
     }
   }
+  return detail::stage_args(lowered);
 }
 
 void Pipeline::Impl::bind_frames(const Frame& input, const Frame& output, std::size_t only) {
@@ -430,8 +433,7 @@ void Pipeline::Impl::feed_whole_frame(InFlight& f) {
   // Its statistics and time go to the filters, which the devices share, and its arguments are
   // taken from them: each device's thread then enqueues its frames beside the others'.
   if (f.collect_stats) stats.apply_for(passes, f.ticket);
-  hand_time(f.time);
-  f.stage_args = detail::stage_args(lowered);
+  f.stage_args = frame_args(f.time);
   for (;;) {
     // Its device may have failed since the frame was given to it.
     if (failed[f.device]) {
@@ -862,8 +864,7 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output, const FrameTim
       } else {
         m.stats.apply_for(m.passes, ticket);
       }
-      m.hand_time(time);
-      detail::StageArgs args = detail::stage_args(m.lowered);
+      detail::StageArgs args = m.frame_args(time);
       if (m.chunk_rows > 0) {
         std::vector<DeviceTimes> times;
         std::vector<double> fractions;
@@ -962,8 +963,7 @@ std::uint64_t Pipeline::submit(const Frame& input, Frame& output, const FrameTim
   // Every frame before ticket - capacity() has completed: the statistics it runs with do not
   // depend on timing.
   m.stats.apply_for(m.passes, ticket);
-  m.hand_time(time);
-  f.stage_args = detail::stage_args(m.lowered);
+  f.stage_args = m.frame_args(time);
   lock.unlock();
   {
     std::shared_lock shared(m.gate);
