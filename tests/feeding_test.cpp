@@ -4,9 +4,11 @@
 // machine's speed; bounds on waits only keep a serial executor from hanging the suite.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -14,12 +16,15 @@
 #include <vector>
 
 #include "device_feeders.hpp"
+#include "quirks.hpp"
 #include "test_support.hpp"
 
 namespace tandem {
 namespace {
 
 constexpr auto kSafety = std::chrono::seconds(60);
+// How long an enqueue waits for another of its context to begin beside it (which it must not).
+constexpr auto kPeerWait = std::chrono::milliseconds(200);
 
 // What the test filter's enqueue does.
 struct Script {
@@ -30,6 +35,11 @@ struct Script {
   int arrived = 0;      // meet: enqueues begun
   bool all_met = true;  // meet: every enqueue saw the others begin before it ended
   std::set<std::thread::id> threads;  // meet: where the enqueues ran
+  // meet: devices of each context that take its lock (set by the test), the enqueues under way
+  // on them, and the most seen at once in one context.
+  std::map<int, int> locked_devices;
+  std::map<int, int> in_context;
+  int most_in_a_context = 0;
   bool released = false;              // hold: the test let the enqueue go on
   bool held_too_long = false;         // hold: the enqueue gave up waiting
 
@@ -40,6 +50,9 @@ struct Script {
     arrived = 0;
     all_met = true;
     threads.clear();
+    locked_devices.clear();
+    in_context.clear();
+    most_in_a_context = 0;
     released = false;
     held_too_long = false;
   }
@@ -48,16 +61,25 @@ struct Script {
     released = true;
     changed.notify_all();
   }
-  void before_enqueue() {
+  void before_enqueue(const Device& device) {
     std::unique_lock lock(mutex);
     switch (mode) {
       case Mode::copy: return;
-      case Mode::meet:
+      case Mode::meet: {
+        const bool locked = !detail::runs_kernels_at_enqueue(device.info());
+        const int c = device.context_index();
+        if (locked) most_in_a_context = std::max(most_in_a_context, ++in_context[c]);
         ++arrived;
         threads.insert(std::this_thread::get_id());
         changed.notify_all();
         if (!changed.wait_for(lock, kSafety, [&] { return arrived >= expected; })) all_met = false;
+        if (locked && locked_devices[c] > 1) {
+          // Another device of its context, enqueuing beside it, would begin meanwhile.
+          changed.wait_for(lock, kPeerWait, [&] { return in_context[c] > 1; });
+        }
+        if (locked) --in_context[c];
         return;
+      }
       case Mode::hold:
         if (!changed.wait_for(lock, kSafety, [&] { return released; })) held_too_long = true;
         return;
@@ -72,7 +94,7 @@ class Scripted final : public Filter {
  public:
   void enqueue(BandContext& ctx, std::span<const DeviceImage> inputs,
                const DeviceImage& output) const override {
-    g_script.before_enqueue();
+    g_script.before_enqueue(ctx.device());
     test::enqueue_row_copies(ctx, inputs[0], output);
   }
   void reference(std::span<const Frame* const> inputs, Frame& output) const override {
@@ -150,19 +172,35 @@ TEST(DeviceFeeders, RunEachDevicesJobsInOrderOnAThreadOfItsOwn) {
   EXPECT_NE(*threads[0].begin(), *threads[1].begin());
 }
 
+// Each device's band on its thread: those of devices in different contexts (and of a device that
+// runs its kernels in the enqueue) at once, those of devices of one context one after the other
+// (Pipeline::Impl::context_lock()).
 TEST(Feeding, TheBandsOfOneFrameAreEnqueuedAtOnce) {
   const auto ids = test::device_ids();
   if (ids.size() < 2) GTEST_SKIP() << "needs two OpenCL devices";
   DeviceSet set = DeviceSet::open("all");
   std::string split = "static:";
   for (std::size_t d = 0; d < set.size(); ++d) split += d ? ",1" : "1";  // a band each
+  // What can enqueue at once: a context's devices that take its lock count once.
+  std::map<int, int> locked_devices;
+  int unlocked = 0;
+  for (const Device& device : set.devices()) {
+    if (detail::runs_kernels_at_enqueue(device.info())) {
+      ++unlocked;
+    } else {
+      ++locked_devices[device.context_index()];
+    }
+  }
+  const int at_once = unlocked + static_cast<int>(locked_devices.size());
   Pipeline pipeline(set, Graph::parse("t_scripted"), with_split(split));
   const Frame input = test::random_frame(96, 64, PixelFormat::rgba8, 5);
   Frame output;
   for (int frame = 0; frame < 3; ++frame) {
-    g_script.reset(Script::Mode::meet, static_cast<int>(set.size()));
+    g_script.reset(Script::Mode::meet, at_once);
+    g_script.locked_devices = locked_devices;
     pipeline.process(input, output);
     EXPECT_TRUE(g_script.all_met) << "frame " << frame << ": a band waited for another's enqueue";
+    EXPECT_LE(g_script.most_in_a_context, 1) << "frame " << frame;
     EXPECT_EQ(g_script.threads.size(), set.size()) << "frame " << frame;
     EXPECT_TRUE(same_pixels(output, input)) << "frame " << frame;
   }

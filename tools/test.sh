@@ -3,7 +3,8 @@
 # documented build configuration:
 #   default    everything; the suites run twice: on PoCL's default device, and with two PoCL
 #              devices in one platform (POCL_DEVICES="pthread basic", the shared-context
-#              co-execution path)
+#              co-execution path); the feeding and whole-frame suites once more on two equal
+#              ones (POCL_DEVICES="pthread pthread": both take their context's enqueue lock)
 #   noffmpeg   -DTANDEM_WITH_FFMPEG=OFF (images only)
 #   noopencv   -DTANDEM_WITH_OPENCV=OFF -DTANDEM_WITH_FFMPEG=OFF (the GPU machine's build: library,
 #              filters, the suites that need no image files, tandem-bench)
@@ -52,6 +53,8 @@ for config in $configs; do
       run_ctest "$root/build"
       echo "== ctest with two PoCL devices in one platform (POCL_DEVICES=\"pthread basic\")"
       POCL_DEVICES="pthread basic" run_ctest "$root/build"
+      echo "== the feeding and whole-frame suites on two equal PoCL devices (POCL_DEVICES=\"pthread pthread\")"
+      POCL_DEVICES="pthread pthread" run_ctest "$root/build" -R 'Feeding|WholeFrames'
       ;;
     noffmpeg)
       configure_and_build "$root/build-noffmpeg" -DTANDEM_WITH_FFMPEG=OFF -DTANDEM_BUILD_VIEW=OFF
