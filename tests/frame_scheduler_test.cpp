@@ -253,6 +253,21 @@ TEST(FrameScheduler, AnUnmeasuredDeviceTakesOneFrameAtATime) {
   EXPECT_NEAR(rates[1], 1 / 3.5, 1e-12);
 }
 
+// A device's frames that made their buffers (its first in each workspace) are not kept either:
+// two such slow frames beside one steady frame would otherwise set its median.
+TEST(FrameScheduler, FramesThatMakeTheirBuffersDoNotSetADevicesRate) {
+  FrameScheduler s(1, 3);
+  s.observe(0, {1.0, 1.0});  // the first frame
+  s.observe(0, {10.0, 10.0}, true);
+  s.observe(0, {10.0, 10.0}, true);
+  EXPECT_EQ(s.rates()[0], 0.0);  // not measured yet
+  s.observe(0, {2.0, 2.0});
+  EXPECT_NEAR(s.rates()[0], 0.5, 1e-12);
+  s.observe(0, {10.0, 10.0});  // a slow frame of its own counts
+  s.observe(0, {10.0, 10.0});
+  EXPECT_NEAR(s.rates()[0], 0.1, 1e-12);
+}
+
 // A GPU's frame takes far longer from upload to download (0.44 ms) than the pace its copy
 // engines set (a frame every 0.16 ms): of two such GPUs, one holding a frame finishes the next
 // later than an idle one, so frames go in turn and neither drains.

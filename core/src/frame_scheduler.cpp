@@ -184,10 +184,12 @@ void FrameScheduler::seed(std::size_t d, const FrameTiming& timing) {
   dev.latencies = {std::max(timing.latency, 0.0)};
 }
 
-void FrameScheduler::observe(std::size_t d, const FrameTiming& timing) {
+void FrameScheduler::observe(std::size_t d, const FrameTiming& timing, bool warm_up) {
   Device& dev = devices_[d];
-  // The first frame builds programs and buffers: it says nothing of the next ones.
-  if (dev.observed++ == 0) return;
+  // The first frame builds programs and buffers, and so does each frame that made its own: they
+  // say nothing of the next ones (after kWarmUps of them, a device's frames count all the same).
+  const bool first = dev.observed++ == 0;
+  if (first || (warm_up && dev.warm_ups++ < kWarmUps)) return;
   keep_latest(dev.intervals, std::max(timing.interval, 1e-6));
   keep_latest(dev.latencies, std::max(timing.latency, 0.0));
 }

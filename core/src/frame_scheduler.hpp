@@ -42,8 +42,9 @@ class FrameScheduler {
   /// predicted slower than waiting for the others takes none. Its first frame of its own is still
   /// warm-up.
   void seed(std::size_t d, const FrameTiming& timing);
-  /// Device `d` completed a frame that pick() gave it.
-  void observe(std::size_t d, const FrameTiming& timing);
+  /// Device `d` completed a frame that pick() gave it. `warm_up`: the frame made the buffers it
+  /// ran in (as for left()); its time is not kept, as the device's first frame's is not.
+  void observe(std::size_t d, const FrameTiming& timing, bool warm_up = false);
   /// A frame left the pipeline at wall time `now_ms` (frames leave in order). Once every device
   /// is measured (or seeded), where every device is predicted to add less than a quarter to the
   /// best's rate, the best alone takes the frames and every device waits for a trial the budget
@@ -72,6 +73,7 @@ class FrameScheduler {
   struct Device {
     std::vector<double> intervals, latencies;  // the latest few
     int observed = 0;                          // frames completed, the first (warm-up) included
+    int warm_ups = 0;                          // frames that made their buffers, not kept
     bool removed = false;
     double last_start_ms = 0;  // when it last took a frame
     int skipped = 0;           // frames given to others since

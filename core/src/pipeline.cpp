@@ -665,7 +665,7 @@ void Pipeline::Impl::learn_whole_frame(const InFlight& f) {
   const cl_ulong from = std::max(f.first_queued_ns, last_end_ns[d]);
   last_end_ns[d] = f.last_end_ns;
   const double interval = f.last_end_ns > from ? ns_to_ms(f.last_end_ns - from) : 0.0;
-  frame_scheduler->observe(d, {interval, f.times[d].total()});
+  frame_scheduler->observe(d, {interval, f.times[d].total()}, f.events[d].new_plan);
 }
 
 void Pipeline::Impl::note(const std::vector<std::string>& lines) {
