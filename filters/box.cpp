@@ -128,9 +128,12 @@ class Box final : public Filter {
   // Past the tile's reach on GPUs: box_sliding, one launch per band. A work-group walks down the
   // column sums of kSlideWidth + 2 radius columns for kSlideRows rows and takes the row sums out
   // of prefix sums in local memory, a chunk of rows at a time (kernels/box.cl). None where the
-  // device's work-groups or local memory are too small for it.
+  // device's work-groups or local memory are too small for it. Each walk first sums a window of
+  // 2 radius + 1 rows, so longer walks start fewer of them: on the H100 at 1080p, radius 64,
+  // 128 x 128 took 0.0365 ms, 128 x 64 0.0411, 128 x 32 0.0506, 64 x 64 0.0735 and 256 x 64
+  // 0.0712 (bench-results/2026-11-27-h100-s24-box-slide.txt).
   static constexpr int kSlideWidth = 128;
-  static constexpr int kSlideRows = 64;
+  static constexpr int kSlideRows = 128;
   static constexpr int kSlideGroup = 256;
 
   struct Slide {
