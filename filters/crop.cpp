@@ -54,10 +54,15 @@ class Crop final : public Filter {
     // word on CPUs: PoCL (16 cores, 4K) cropped in 0.41-0.51 ms so, 0.74-0.79 ms a pixel a load.
     // Not on GPUs, where four 4-byte loads a work-item ran faster (H200, 8K: 0.066 against
     // 0.075 ms).
-    const bool wide = u8 && r.left % 4 == 0 && ctx.device().info().type != DeviceType::gpu;
+    // Where they start on a group of sixteen, sixteen pixels in one 64-byte load: PoCL, 2 cores,
+    // crop=1280:720:320:180 of 1080p, the two kernels interleaved 200 times in one process, three
+    // runs: medians 0.25-0.27 ms against 0.34-0.43 (bench-results/2026-11-27-vm-s24-crop16.txt).
+    const bool cpu = u8 && ctx.device().info().type != DeviceType::gpu;
+    const int wide = !cpu ? 0 : r.left % 16 == 0 ? 16 : r.left % 4 == 0 ? 4 : 0;
+    const int group = wide == 16 ? 16 : 4;
     static const std::vector<std::string> kSources{"crop.cl"};
     cl::Program program = ctx.program(kSources, std::string("-DPIXEL_RGBA8=") + (u8 ? "1" : "0") +
-                                                    " -DWIDE_LOADS=" + (wide ? "1" : "0"));
+                                                    " -DWIDE_LOADS=" + std::to_string(wide));
     cl::Kernel kernel = ctx.kernel(program, "crop");
     set_image_args(kernel, 0, in);
     set_image_args(kernel, 3, output);
@@ -66,7 +71,7 @@ class Crop final : public Filter {
     kernel.setArg(8, r.top);
     kernel.setArg(9, ctx.y0());
     ctx.set_epilogue_args(kernel, 10);
-    ctx.enqueue(kernel, static_cast<std::size_t>(ctx.frame_width() + 3) / 4,
+    ctx.enqueue(kernel, static_cast<std::size_t>((ctx.frame_width() + group - 1) / group),
                 static_cast<std::size_t>(ctx.y1() - ctx.y0()), "crop");
   }
 

@@ -50,7 +50,8 @@ test::Tolerance chain_tolerance(PixelFormat format) {
 }
 
 // Every filter with sizes and places worked out from an input of `s`, so that each fits the
-// 1x1 frame too: odd offsets (a pixel a load) and offsets of four (crop's 16-byte groups).
+// 1x1 frame too: odd offsets (a pixel a load), offsets of four and of sixteen (crop's 16- and
+// 64-byte groups on CPUs).
 std::vector<std::string> graphs_for(Size s) {
   const auto n = [](int v) { return std::to_string(v); };
   const int w = s.width, h = s.height;
@@ -61,6 +62,8 @@ std::vector<std::string> graphs_for(Size s) {
       "crop=" + n(cw) + ":" + n(ch),
       "crop=" + n(cw) + ":" + n(ch) + ":" + n(w - cw) + ":" + n((h - ch) / 3),
       "crop=w=" + n(aw) + ":h=" + n(ch) + ":x=" + n(std::min(4, w - aw)) + ":y=0",
+      "crop=w=" + n(std::max(1, w - 16)) + ":h=" + n(ch) + ":x=" + n(w > 16 ? 16 : 0) +
+          ":y=" + n(h - ch),
       "pad",  // the input's size: a copy
       "pad=" + n(w + 5) + ":" + n(h + 3) + ":2:1:red",
       "pad=" + n(w + 8) + ":" + n(h + 11) + ":-1:-1",
