@@ -11,6 +11,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include "tandem/device.hpp"
 #include "tandem/error.hpp"
 #include "tandem/filter.hpp"
 
@@ -69,9 +70,13 @@ class Pad final : public Filter {
                const DeviceImage& output) const override {
     const DeviceImage& in = inputs[0];
     const bool u8 = output.format == PixelFormat::rgba8;
+    // Sixteen 8-bit pixels a work-item on CPUs, one 64-byte load where they lie inside the input
+    // (bench-results/2026-11-27-vm-s24-pad16.txt); four elsewhere.
+    const int group = u8 && ctx.device().info().type != DeviceType::gpu ? 16 : 4;
     static const std::vector<std::string> kSources{"pad.cl"};
-    cl::Program program = ctx.program(kSources, std::string("-DPIXEL_RGBA8=") + (u8 ? "1" : "0"));
-    const std::size_t items = static_cast<std::size_t>(ctx.frame_width() + 3) / 4;
+    cl::Program program = ctx.program(kSources, std::string("-DPIXEL_RGBA8=") + (u8 ? "1" : "0") +
+                                                    " -DGROUP=" + std::to_string(group));
+    const std::size_t items = static_cast<std::size_t>((ctx.frame_width() + group - 1) / group);
     const std::size_t rows = static_cast<std::size_t>(ctx.y1() - ctx.y0());
     cl_uint arg = 0;
     cl::Kernel kernel;
