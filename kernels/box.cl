@@ -126,8 +126,19 @@ __kernel void box_horizontal(const __global sum_t* restrict src, int src_first, 
     ADVANCE(x + 3);
     means.scdef = MEAN(sum);
     if (x + 4 < xe) ADVANCE(x + 4);
+#if defined(TANDEM_EPILOGUE) && defined(TANDEM_CPU)
+    *(__global uchar16*)(out + 4 * x) = means;
+#else
     TANDEM_STORE4_RGBA8(out, x, means);
+#endif
   }
+#if defined(TANDEM_EPILOGUE) && defined(TANDEM_CPU)
+  // On CPUs the point-wise chain after it runs over the segment just stored, in a loop of its
+  // own, as gaussian_lines runs it.
+  for (int x = xs; x < xe; x += 4) {
+    TANDEM_STORE4_RGBA8(out, x, *(const __global uchar16*)(out + 4 * x));
+  }
+#endif
 #else
 #define ADVANCE(n)                               \
   do {                                           \

@@ -415,9 +415,20 @@ __kernel void gaussian_lines(const __global uchar* restrict src, int src_first, 
     for (int k = 1; k <= RADIUS; ++k) {
       acc = mad((float16)kWeights[k], PIXELS4(x - k) + PIXELS4(x + k), acc);
     }
+#ifdef TANDEM_EPILOGUE
+    *(__global uchar16*)(out + 4 * x) = convert_uchar16_sat(acc + 0.5f);
+#else
     STORE4(out, x, acc);
+#endif
   }
 #undef PIXELS4
+#ifdef TANDEM_EPILOGUE
+  // The point-wise chain after the blur, over the row just stored (still in the core's cache),
+  // in a loop of its own: the same values as STORE4's, which runs it on the stored bytes too.
+  for (int x = 0; x < 4 * groups; x += 4) {
+    TANDEM_STORE4_RGBA8(out, x, *(const __global uchar16*)(out + 4 * x));
+  }
+#endif
 }
 #endif
 

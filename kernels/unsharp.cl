@@ -109,9 +109,20 @@ __kernel void unsharp_lines(const __global pixel_t* restrict src, int src_first,
   for (int x = 0; x < 4 * groups; x += 4) {
     float16 sum = PIXELS4(x);
     for (int k = 1; k <= RADIUS; ++k) sum += PIXELS4(x - k) + PIXELS4(x + k);
+#if defined(TANDEM_EPILOGUE) && PIXEL_RGBA8
+    *(__global uchar16*)(out + 4 * x) = tandem_levels8_16(sharpen(load4(in + 4 * x), sum));
+#else
     STORE4(out, x, sharpen(load4(in + 4 * x), sum));
+#endif
   }
 #undef PIXELS4
+#if defined(TANDEM_EPILOGUE) && PIXEL_RGBA8
+  // The point-wise chain after it over the row just stored, in a loop of its own, as
+  // gaussian_lines runs it.
+  for (int x = 0; x < 4 * groups; x += 4) {
+    TANDEM_STORE4_RGBA8(out, x, *(const __global uchar16*)(out + 4 * x));
+  }
+#endif
 }
 
 #else

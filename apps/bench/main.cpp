@@ -1137,6 +1137,7 @@ int run_filters(const Options& o, const Machine& machine, BinaryDump* dump) {
            // A stencil running the point-wise chain after it in its last kernel.
            {"gaussian sigma=2+saturation", "gaussian=sigma=2,saturation=1.3", PixelFormat::rgba8},
            {"box radius=1+saturation", "box=radius=1,saturation=1.3", PixelFormat::rgba8},
+           {"unsharp+saturation", "unsharp,saturation=1.3", PixelFormat::rgba8},
            // The stream's graph: tonemap, which reduces frame statistics, starts its own kernel.
            {"gaussian sigma=2+saturation+tonemap", "gaussian=sigma=2,saturation=1.3,tonemap",
             PixelFormat::rgba8}}) {
