@@ -266,6 +266,13 @@ TEST(FrameScheduler, FramesThatMakeTheirBuffersDoNotSetADevicesRate) {
   s.observe(0, {10.0, 10.0});  // a slow frame of its own counts
   s.observe(0, {10.0, 10.0});
   EXPECT_NEAR(s.rates()[0], 0.1, 1e-12);
+  // At most 32 are left out: a stream whose every frame makes its buffers is still measured.
+  FrameScheduler t(1, 3);
+  t.observe(0, {1.0, 1.0});
+  for (int i = 0; i < 32; ++i) t.observe(0, {4.0, 4.0}, true);
+  EXPECT_EQ(t.rates()[0], 0.0);
+  t.observe(0, {4.0, 4.0}, true);
+  EXPECT_NEAR(t.rates()[0], 0.25, 1e-12);
 }
 
 // A GPU's frame takes far longer from upload to download (0.44 ms) than the pace its copy

@@ -219,7 +219,9 @@ TEST_P(GeometryTest, FusedEqualsUnfused) {
   const std::vector<std::string> graphs = {
       "crop=200:61:7:9,saturation=1.3",
       "crop=w=200:h=61:x=8:y=3,eq=brightness=0.1:contrast=1.2",
+      "crop=w=203:h=61:x=16:y=5,saturation=0.7",  // 64-byte groups on CPUs
       "pad=340:100:3:11:red,eq=brightness=0.1,saturation=0.5",
+      "pad=380:90:32:3:blue,saturation=1.3",  // groups of sixteen inside the input on CPUs
       "transpose=clock,saturation=1.2",
       "transpose=cclock,eq=contrast=1.3",
       "hflip,saturation=1.4",

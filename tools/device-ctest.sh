@@ -25,10 +25,13 @@ cmake --build /tmp/b > "$OUT/build.txt" 2>&1 || { grep -m20 -iE 'error' "$OUT/bu
 echo "built at +$(( $(date +%s) - t0 )) s"
 [ -f "$done_file" ] || : > "$done_file"
 ids=$(cd /tmp/b && ctest -N | sed -nE 's/^ *Test +#([0-9]+): (.*)$/\1 \2/p' |
-      awk 'NR == FNR { done[$1] = 1; next } !($2 in done) { printf "%s,", $1 }' "$done_file" -)
+      awk 'FILENAME == ARGV[1] { done[$1] = 1; next } !($2 in done) { printf "%s,", $1 }' \
+        "$done_file" -)
 echo "to run: $(echo "$ids" | tr ',' '\n' | grep -c .)"
 [ -n "$ids" ] || exit 0
-(cd /tmp/b && timeout $(( limit - ($(date +%s) - t0) )) ctest -j16 -I "0,0,0,${ids%,}" > "$OUT/ctest.txt" 2>&1)
+left=$(( limit - ($(date +%s) - t0) ))
+[ "$left" -ge 30 ] || { echo "no time left for the tests (limit $limit s)"; exit 1; }
+(cd /tmp/b && timeout "$left" ctest -j16 -I "0,0,0,${ids%,}" > "$OUT/ctest.txt" 2>&1)
 echo "ctest rc $? at +$(( $(date +%s) - t0 )) s"
 sed -nE 's/.*Test +#[0-9]+: (\S+) \.+ *(\*\*\*Skipped|Passed).*/\1/p' "$OUT/ctest.txt" > "$OUT/passed.txt"
 echo "passed or skipped: $(wc -l < "$OUT/passed.txt")"
