@@ -208,7 +208,7 @@ TEST(BenchJson, FiltersReportKernelsAgainstTheCopyBandwidth) {
     }
   }
   // One per chain of run_filters() (--only "saturation" selects each, named with it) and device.
-  ASSERT_EQ(j.at("fusion").size(), 5 * n);
+  ASSERT_EQ(j.at("fusion").size(), 6 * n);
   for (const json& r : j["fusion"]) {
     EXPECT_TRUE(r.at("fused_kernel").at("median_ms").is_number());
     EXPECT_TRUE(r.at("not_fused_kernel").at("median_ms").is_number());
