@@ -5,9 +5,10 @@
 # seconds after the start. $OUT/ctest.txt is the log; $OUT/passed.txt lists the tests that passed
 # or were skipped, to append to DONE for the next call:
 #   bash tools/device-ctest.sh [LIMIT=580] [DONE=.device/done.txt]
-# On cold program caches the suite takes about 10 minutes there. Do not order it longest first:
-# sixteen of the heaviest PoCL tests at once took 450-560 s each, against 165-300 s beside
-# lighter ones (bench-results/2026-11-27-h100-s24-suite.txt).
+# On cold program caches the suite takes two or three such calls on the H100 machine (its PoCL
+# tests compile for minutes). Do not order it longest first: sixteen of the heaviest PoCL tests
+# at once took 450-560 s each, against 165-300 s beside lighter ones
+# (bench-results/2026-11-27-h100-s24-suite.txt).
 set -u
 source .device/prelude.sh
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
