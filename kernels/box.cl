@@ -133,11 +133,7 @@ __kernel void box_horizontal(const __global sum_t* restrict src, int src_first, 
 #endif
   }
 #if defined(TANDEM_EPILOGUE) && defined(TANDEM_CPU)
-  // On CPUs the point-wise chain after it runs over the segment just stored, in a loop of its
-  // own, as gaussian_lines runs it.
-  for (int x = xs; x < xe; x += 4) {
-    TANDEM_STORE4_RGBA8(out, x, *(const __global uchar16*)(out + 4 * x));
-  }
+  TANDEM_EPILOGUE_OVER_RGBA8(out, xs, xe);  // on CPUs, the point-wise chain after it
 #endif
 #else
 #define ADVANCE(n)                               \

@@ -423,11 +423,7 @@ __kernel void gaussian_lines(const __global uchar* restrict src, int src_first, 
   }
 #undef PIXELS4
 #ifdef TANDEM_EPILOGUE
-  // The point-wise chain after the blur, over the row just stored (still in the core's cache),
-  // in a loop of its own: the same values as STORE4's, which runs it on the stored bytes too.
-  for (int x = 0; x < 4 * groups; x += 4) {
-    TANDEM_STORE4_RGBA8(out, x, *(const __global uchar16*)(out + 4 * x));
-  }
+  TANDEM_EPILOGUE_OVER_RGBA8(out, 0, 4 * groups);  // the point-wise chain after the blur
 #endif
 }
 #endif

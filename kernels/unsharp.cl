@@ -117,11 +117,7 @@ __kernel void unsharp_lines(const __global pixel_t* restrict src, int src_first,
   }
 #undef PIXELS4
 #if defined(TANDEM_EPILOGUE) && PIXEL_RGBA8
-  // The point-wise chain after it over the row just stored, in a loop of its own, as
-  // gaussian_lines runs it.
-  for (int x = 0; x < 4 * groups; x += 4) {
-    TANDEM_STORE4_RGBA8(out, x, *(const __global uchar16*)(out + 4 * x));
-  }
+  TANDEM_EPILOGUE_OVER_RGBA8(out, 0, 4 * groups);  // the point-wise chain after it
 #endif
 }
 
