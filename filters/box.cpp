@@ -26,11 +26,13 @@ namespace {
 // horizontal one. A walk starts by summing its first window (2 radius + 1 loads); walks at least
 // as long as the window keep the work per pixel independent of the radius. Per device:
 //  - GPU: the window, or 32 when shorter: many short walks keep its thousands of lanes busy.
-//  - CPU, vertical: 32 rows up to radius 96. Each step down a column touches a new page in each
-//    of three arrays, and PoCL runs a work-item's whole walk before the next one's, so walks down
-//    long columns miss the TLB: 32-row walks at radius 1 ran in a quarter of the time of
-//    132-row ones on 1920x1080 (PoCL, Xeon), and at radius 64 in under half despite restarting
-//    four times as often. Past radius 96 the restarts cost more: walks as long as the window.
+//  - CPU, vertical: 128 rows, or the window where it is longer. 32-row walks (until
+//    2026-11-27) restarted four times as often: at radius 64 each 32 rows began with 129 loads.
+//    In one process, alternating frames (PoCL, 2 cores of an EPYC, 1920x1080, with the
+//    horizontal pass below unchanged): radius 2 4.5 ms either way, radius 16 3.8 ms against
+//    4.3, radius 64 4.0-4.4 ms against 4.7-5.2; 128-row and 512-row walks alike. (An earlier
+//    form of both passes on the GPU machine's Xeon ran 32-row walks four times as fast as
+//    132-row ones at radius 1, put down to the TLB: each step down a column is a new page.)
 //  - CPU, horizontal: 256 pixels or the window; walks along a row stay on a few pages.
 struct Walks {
   int rows;
@@ -43,7 +45,7 @@ Walks walk_lengths(const Device& device, int radius) {
   if (device.info().type == DeviceType::gpu) {
     return {std::max(32, window), multiple_of_4(std::max(32, window))};
   }
-  return {radius <= 96 ? 32 : window, multiple_of_4(std::max(256, window))};
+  return {std::max(128, window), multiple_of_4(std::max(256, window))};
 }
 
 /// The largest radius of the direct sums in the separable tile on GPUs: past it, box_sliding's

@@ -5,7 +5,10 @@
 //   box_vertical    column sums of 2 RADIUS + 1 rows for the band's rows, four pixels per
 //                   work-item walking down a segment of rows
 //   box_horizontal  sums of 2 RADIUS + 1 column sums, one work-item walking along a segment of
-//                   a row, four pixels per step
+//                   a row, four pixels per step; on 8 bits, where the step's windows lie inside
+//                   the row, its four columns that enter and four that leave are two 16-lane
+//                   loads and the four sums one prefix sum of their differences (PoCL, 2 cores,
+//                   1080p, both passes: 1.3-1.6x the step of four dependent additions)
 // rgba8: sums in uint, exact whatever the walk; the mean is rounded to nearest
 // ((sum + AREA / 2) / AREA; AREA is odd, so there are no ties). The column sums between the
 // passes are stored in 16 bits up to RADIUS 128 (at most 257 * 255 = 65535), halving the
@@ -32,10 +35,12 @@ typedef uchar pixel_t;
 typedef ushort sum_t;  // as stored between the passes
 #define STORE_SUMS4(p, v) (*(__global ushort16*)(p) = convert_ushort16(v))
 #define LOAD_SUM(p, i) convert_uint4(((const __global ushort4*)(p))[i])
+#define LOAD_SUMS4(p, i) convert_uint16(vload16(0, (p) + 4 * (i)))
 #else
 typedef uint sum_t;
 #define STORE_SUMS4(p, v) (*(__global uint16*)(p) = (v))
 #define LOAD_SUM(p, i) (((const __global uint4*)(p))[i])
+#define LOAD_SUMS4(p, i) vload16(0, (p) + 4 * (i))
 #endif
 #define LOAD_ROW4(p) convert_uint16(*(const __global uchar16*)(p))
 #else
@@ -117,6 +122,23 @@ __kernel void box_horizontal(const __global sum_t* restrict src, int src_first, 
   uint4 sum = COLUMN(xs);
   for (int k = 1; k <= RADIUS; ++k) sum += COLUMN(xs - k) + COLUMN(xs + k);
   for (int x = xs; x < xe; x += 4) {
+    if (x >= RADIUS && x + 4 + RADIUS < width) {
+      // Inside the row: the four columns that enter the window and the four that leave it are
+      // side by side, and the four steps are one prefix sum of their differences.
+      const uint16 d = LOAD_SUMS4(row, x + 1 + RADIUS) - LOAD_SUMS4(row, x - RADIUS);
+      const uint16 d2 = d + (uint16)((uint4)(0), d.s0123, d.s4567, d.s89ab);
+      const uint16 d4 = d2 + (uint16)((uint4)(0), (uint4)(0), d2.s0123, d2.s4567);
+      const uint16 sums = (uint16)(sum, sum, sum, sum) +
+                          (uint16)((uint4)(0), d4.s0123, d4.s4567, d4.s89ab);
+      sum += d4.scdef;
+      const uchar16 means = convert_uchar16((sums + (uint16)(AREA / 2)) / (uint16)(AREA));
+#if defined(TANDEM_EPILOGUE) && defined(TANDEM_CPU)
+      *(__global uchar16*)(out + 4 * x) = means;
+#else
+      TANDEM_STORE4_RGBA8(out, x, means);
+#endif
+      continue;
+    }
     uchar16 means;
     means.s0123 = MEAN(sum);
     ADVANCE(x + 1);
