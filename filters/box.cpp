@@ -26,13 +26,14 @@ namespace {
 // horizontal one. A walk starts by summing its first window (2 radius + 1 loads); walks at least
 // as long as the window keep the work per pixel independent of the radius. Per device:
 //  - GPU: the window, or 32 when shorter: many short walks keep its thousands of lanes busy.
-//  - CPU, vertical: 128 rows, or the window where it is longer. 32-row walks (until
-//    2026-11-27) restarted four times as often: at radius 64 each 32 rows began with 129 loads.
-//    In one process, alternating frames (PoCL, 2 cores of an EPYC, 1920x1080, with the
-//    horizontal pass below unchanged): radius 2 4.5 ms either way, radius 16 3.8 ms against
-//    4.3, radius 64 4.0-4.4 ms against 4.7-5.2; 128-row and 512-row walks alike. (An earlier
-//    form of both passes on the GPU machine's Xeon ran 32-row walks four times as fast as
-//    132-row ones at radius 1, put down to the TLB: each step down a column is a new page.)
+//  - CPU, vertical: the window, or 32 rows when shorter, as on GPUs. Walks of 32 rows up to
+//    radius 96 (until 2026-11-27) began every 32 rows with 2 radius + 1 loads. In one process,
+//    alternating frames of 1920x1080 (bench-results/2026-11-27-s25-box-cpu.txt), 32-row walks
+//    against 128-row ones: PoCL on the H100 machine's 16 Xeon cores, radius 1 0.78 ms against
+//    0.92, radius 16 0.90 against 0.99, radius 64 1.55 against 1.31, radius 128 (257 rows
+//    either way) alike; on this project's VM (2 EPYC cores) radius 2 alike, radius 16 4.3
+//    against 3.8, radius 64 4.7-5.2 against 4.0-4.4. Short walks suit the Xeon (each step
+//    down a column is a new page, so long walks miss the TLB), long ones the large radii.
 //  - CPU, horizontal: 256 pixels or the window; walks along a row stay on a few pages.
 struct Walks {
   int rows;
@@ -45,7 +46,7 @@ Walks walk_lengths(const Device& device, int radius) {
   if (device.info().type == DeviceType::gpu) {
     return {std::max(32, window), multiple_of_4(std::max(32, window))};
   }
-  return {std::max(128, window), multiple_of_4(std::max(256, window))};
+  return {std::max(32, window), multiple_of_4(std::max(256, window))};
 }
 
 /// The largest radius of the direct sums in the separable tile on GPUs: past it, box_sliding's
