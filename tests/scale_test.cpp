@@ -101,6 +101,31 @@ TEST(Scale, MatchesReferenceOnEveryDevice) {
   }
 }
 
+// Large 8-bit resizes of a 1080p frame each way, in both schedules: rows computes bilinear and
+// bicubic straight from their taps (scale_rows16) and lanczos upscales through row sums, tiles
+// upscales through its tile and downscales straight.
+TEST(Scale, LargeEightBitResizesMatchTheReference) {
+  const std::vector<std::pair<Size, std::string>> cases = {
+      {{2883, 1623}, "bilinear"}, {{2883, 1623}, "bicubic"}, {{2883, 1623}, "lanczos"},
+      {{1283, 721}, "bicubic"},   {{1283, 721}, "lanczos"},
+  };
+  const Frame input = random_frame(1921, 1081, PixelFormat::rgba8, 5, 4.0f);
+  for (const auto& [to, method] : cases) {
+    const std::string graph = graph_for({{1921, 1081}, to}, method);
+    const Frame expected = run_reference(graph, input);
+    for (const std::string& device : device_ids()) {
+      for (Schedule schedule : kForcedSchedules) {
+        SCOPED_TRACE(graph + ", device " + device + ", schedule " +
+                     std::string(to_string(schedule)));
+        PipelineOptions options;
+        options.split = "single";
+        options.schedule = schedule;
+        expect_close(run_graph(graph, input, device, options), expected, tolerance8(method));
+      }
+    }
+  }
+}
+
 // Area by whole factors sums integers: exact on every device. 1/3 both ways, 1/3 across only,
 // and bilinear's 2x2 downscale, which OpenCV computes as area's blocks.
 TEST(Scale, AreaByWholeFactorsIsExact) {
@@ -174,6 +199,7 @@ TEST(Scale, BandsEqualTheWholeFrame) {
   const std::vector<std::string> graphs = {
       "scale=640:361:flags=bicubic",
       "scale=3843:2163:flags=bilinear",
+      "scale=2883:1623:flags=bicubic",
       "scale=641:-1:flags=lanczos",
       "scale=640:360:flags=area",
       "scale=700:400:flags=area",
