@@ -29,11 +29,13 @@ namespace {
 //  - CPU, vertical: the window, or 32 rows when shorter, as on GPUs. Walks of 32 rows up to
 //    radius 96 (until 2026-11-27) began every 32 rows with 2 radius + 1 loads. In one process,
 //    alternating frames of 1920x1080 (bench-results/2026-11-27-s25-box-cpu.txt), 32-row walks
-//    against 128-row ones: PoCL on the H100 machine's 16 Xeon cores, radius 1 0.78 ms against
-//    0.92, radius 16 0.90 against 0.99, radius 64 1.55 against 1.31, radius 128 (257 rows
-//    either way) alike; on this project's VM (2 EPYC cores) radius 2 alike, radius 16 4.3
-//    against 3.8, radius 64 4.7-5.2 against 4.0-4.4. Short walks suit the Xeon (each step
-//    down a column is a new page, so long walks miss the TLB), long ones the large radii.
+//    against 128-row ones: PoCL on the H100 machine's 16 Xeon cores, with the horizontal step
+//    of 5109c04, radius 1 0.78 ms against 0.92, radius 16 0.90 against 0.99, radius 64 1.55
+//    against 1.31, radius 128 (257 rows either way) alike; on this project's VM (2 EPYC
+//    cores), with the horizontal step before it, radius 2 alike, radius 16 4.3 against 3.8,
+//    radius 64 4.7-6.9 against 4.0-6.2 (three runs). Short walks suit the Xeon (each step down
+//    a column is a new page, so long walks miss the TLB), long ones the large radii; the
+//    window's length is the compromise (33 rows at radius 16, where the VM ran 128 faster).
 //  - CPU, horizontal: 256 pixels or the window; walks along a row stay on a few pages.
 struct Walks {
   int rows;

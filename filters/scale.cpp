@@ -20,10 +20,11 @@
 //               offsets (16-byte words for 2x2 blocks of rgba8 and for rgba32f)
 //   tiled       GPUs, where each input row's sums serve several output rows (upscales): the row
 //               sums of a work-group's rows in local memory, then its output rows, one launch
-//   two passes  the same through a scratch image of row sums: other devices (on CPUs where
-//               scale_rows16's 16 lanes do not make up for the taps it repeats: rgba32f,
-//               lanczos upscales), and GPUs where no tile fits (taps that go back up the rows,
-//               more rows than local memory holds)
+//   two passes  the same through a scratch image of row sums, where that saves taps (see
+//               enqueue: scale_rows16's 16 lanes count its taps a quarter, so on CPUs 8-bit
+//               bilinear and bicubic never take it, 8-bit lanczos only to upscale), and GPUs
+//               where no tile fits (taps that go back up the rows, more rows than local
+//               memory holds)
 //   direct      every output pixel straight from its taps; on CPUs for 8 bits with integer
 //               sums the four pixels of a work-item 16 lanes wide (scale_rows16), and the table's
 //               columns laid on consecutive input pixels (consecutive_taps()) so that a pair of
@@ -512,11 +513,13 @@ class Scale final : public Filter {
     const bool rows16 = u8 && plan->sum != Sum::weighted && plan->sum != Sum::blocks8 &&
                         ctx.schedule() != Schedule::tiles;
     // Row sums first where they save taps: each input row's once, rather than once for every
-    // output row that reads it (upscaling; cv::resize always does). scale_rows16's taps count
-    // a quarter: 16 lanes against the row sums' 4, and no scratch image between the passes
-    // (PoCL, 2 cores, 1080p, alternating frames in one process: to 3840x2160 bicubic 19.4 ms
-    // in scale_rows16 against 32.1 with row sums, to 2880x1620 bilinear 3.9 against 15.0, to
-    // 3840x2160 lanczos 47.0 against 46.6, where row sums stay).
+    // output row that reads it (upscales, and downscales by less than the taps; cv::resize
+    // always does). scale_rows16's taps count a quarter: 16 lanes against the row sums' 4, and
+    // no scratch image between the passes. PoCL, 2 cores, 1080p, alternating frames in one
+    // process (bench-results/2026-11-27-vm-s25-scale-rows16.txt), scale_rows16 against row
+    // sums: to 3840x2160 bicubic 19.4 ms against 32.1, to 2880x1620 bilinear 3.9 against 15.0,
+    // to 1280x720 bicubic 8.1 against 16.0 and lanczos 12.1 against 24.2, to 960x540 bicubic
+    // 2.5 against 12.9; to 3840x2160 lanczos 47.0 against 46.6 (it keeps the row sums).
     const bool row_sums = static_cast<long long>(read.rows()) * plan->taps_x +
                               static_cast<long long>(rows) * plan->taps_y <
                           static_cast<long long>(rows) * plan->taps_x * plan->taps_y /

@@ -5,10 +5,11 @@
 //   box_vertical    column sums of 2 RADIUS + 1 rows for the band's rows, four pixels per
 //                   work-item walking down a segment of rows
 //   box_horizontal  sums of 2 RADIUS + 1 column sums, one work-item walking along a segment of
-//                   a row, four pixels per step; on 8 bits, where the step's windows lie inside
-//                   the row, its four columns that enter and four that leave are two 16-lane
-//                   loads and the four sums one prefix sum of their differences (PoCL, 2 cores,
-//                   1080p, both passes: 1.3-1.6x the step of four dependent additions)
+//                   a row, four pixels per step; on 8 bits, where the windows of the step's
+//                   pixels and of the next step's first lie inside the row, its four columns
+//                   that enter and four that leave are two 16-lane loads and the four sums one
+//                   prefix sum of their differences (PoCL, 2 cores, 1080p, both passes timed:
+//                   1.30-1.39x the step of four dependent additions, radius 1 to 64)
 // rgba8: sums in uint, exact whatever the walk; the mean is rounded to nearest
 // ((sum + AREA / 2) / AREA; AREA is odd, so there are no ties). The column sums between the
 // passes are stored in 16 bits up to RADIUS 128 (at most 257 * 255 = 65535), halving the
