@@ -20,15 +20,16 @@
 //               offsets (16-byte words for 2x2 blocks of rgba8 and for rgba32f)
 //   tiled       GPUs, where each input row's sums serve several output rows (upscales): the row
 //               sums of a work-group's rows in local memory, then its output rows, one launch
+//   walks       CPUs on 8 bits with integer sums (scale_rows16): a work-item walks down
+//               row_walk() output rows of four columns, 16 lanes wide, keeping the sums of the
+//               input rows it reached in a ring, so that each input row's are computed once a
+//               walk, as row sums would be, without a scratch image; the table's columns laid
+//               on consecutive input pixels (consecutive_taps()) so that a pair of taps is one
+//               load
 //   two passes  the same through a scratch image of row sums, where that saves taps (see
-//               enqueue: scale_rows16's 16 lanes count its taps a quarter, so on CPUs 8-bit
-//               bilinear and bicubic never take it, 8-bit lanczos only to upscale), and GPUs
-//               where no tile fits (taps that go back up the rows, more rows than local
-//               memory holds)
-//   direct      every output pixel straight from its taps; on CPUs for 8 bits with integer
-//               sums the four pixels of a work-item 16 lanes wide (scale_rows16), and the table's
-//               columns laid on consecutive input pixels (consecutive_taps()) so that a pair of
-//               taps is one load
+//               enqueue): rgba32f and area by other factors on CPUs, and GPUs where no tile
+//               fits (taps that go back up the rows, more rows than local memory holds)
+//   direct      every output pixel straight from its taps
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -281,6 +282,9 @@ struct Plan {
   int block_x = 0, block_y = 0;  // whole blocks for scale_blocks, 0 where not
   // scale_tiled's output rows a tile, and the most input rows they reach; 0: no scale_tiled.
   int tile_rows = 0, tile_input_rows = 0;
+  // Every output row's taps within taps_y consecutive input rows from its first, the first and
+  // the last never going back up: scale_rows16 walks down the rows with a ring of row sums.
+  bool row_walks = false;
   int y_offset = 0;  // where the rows' entries start
   int x_offset = 0;  // where the columns' entries by tap start (kernels/scale.cl), 4-aligned
   std::vector<std::int32_t> table;
@@ -374,6 +378,9 @@ std::shared_ptr<Plan> make_plan(Method method, Size in, Size out, bool u8) {
     }
   }
 
+  const int row_span = tile_rows(y, out.height, 1);
+  plan->row_walks = row_span > 0 && row_span <= y.taps;
+
   char constants[160];
   std::snprintf(constants, sizeof constants, " -DSUM=%d -DTAPS_X=%d -DTAPS_Y=%d -DHALVES=%d",
                 static_cast<int>(plan->sum), plan->taps_x, plan->taps_y, plan->halves ? 1 : 0);
@@ -395,6 +402,15 @@ std::shared_ptr<Plan> make_plan(Method method, Size in, Size out, bool u8) {
     plan->options += constants;
   }
   return plan;
+}
+
+// The output rows a work-item of scale_rows16 walks: each walk sums its first row's taps_y input
+// rows afresh, so longer walks waste less, and shorter ones leave more work-items to share out
+// between the cores. PoCL, 2 cores, 1080p, alternating frames in one process, 16 rows against
+// 32: to 960x540 bicubic 0.92-1.02 ms against 0.98-1.05, to 3840x2160 bicubic 9.3 against 9.2,
+// to 3840x2160 lanczos 14.7 against 14.1 (bench-results/2026-11-27-vm-s26-scale-walks.txt).
+int row_walk(const Plan& plan) {
+  return std::max(16, 4 * plan.taps_y);
 }
 
 // FFmpeg's av_rescale(a, b, c) for positive values: a * b / c rounded to nearest, halves up.
@@ -476,10 +492,16 @@ class Scale final : public Filter {
     const std::shared_ptr<Plan> plan =
         plan_for({in.width, in.height}, {ctx.frame_width(), ctx.frame_height()}, u8);
     static const std::vector<std::string> kSources{"scale.cl"};
+    // CPUs on 8 bits with interpolation weights: scale_rows16, walking down the rows (WALK).
+    // Whole blocks past kMaxBlock stay on scale_rows.
+    const bool rows16 = u8 && plan->sum != Sum::weighted && plan->sum != Sum::blocks8 &&
+                        plan->row_walks && ctx.schedule() != Schedule::tiles;
+    const int walk = rows16 ? row_walk(*plan) : 0;
     // GPUs (tiles) read the columns' taps from the table's copy by tap, CPUs (rows) in place.
     const std::string options =
         plan->options + " -DPIXEL_RGBA8=" + (u8 ? "1" : "0") +
-        " -DCOLUMNS_BY_TAP=" + (ctx.schedule() == Schedule::tiles ? "1" : "0");
+        " -DCOLUMNS_BY_TAP=" + (ctx.schedule() == Schedule::tiles ? "1" : "0") +
+        (rows16 ? " -DWALK=" + std::to_string(walk) : "");
     cl::Program program = ctx.program(kSources, options);
     const std::size_t groups = static_cast<std::size_t>(plan->padded_width / 4);
     const int rows = ctx.y1() - ctx.y0();
@@ -506,24 +528,27 @@ class Scale final : public Filter {
       return;
     }
     const cl::Buffer table = table_on(ctx.device(), *plan);
-    const RowRange read = input_rows({ctx.y0(), ctx.y1()}, 0, {in.width, in.height},
-                                     {ctx.frame_width(), ctx.frame_height()});
-    // CPUs on 8 bits with interpolation weights: the same sums, 16 lanes wide, with the same
-    // arguments (kernels/scale.cl). Whole blocks past kMaxBlock stay on scale_rows.
-    const bool rows16 = u8 && plan->sum != Sum::weighted && plan->sum != Sum::blocks8 &&
-                        ctx.schedule() != Schedule::tiles;
+    if (rows16) {
+      cl::Kernel kernel = ctx.kernel(program, "scale_rows16");
+      set_image_args(kernel, 0, in);
+      set_image_args(kernel, 3, output);
+      const cl_uint next = set_table_args(kernel, 6, table, *plan);
+      kernel.setArg(next, plan->y_offset);
+      kernel.setArg(next + 1, ctx.y0());
+      kernel.setArg(next + 2, ctx.y1());
+      ctx.set_epilogue_args(kernel, next + 3);
+      ctx.enqueue(kernel, groups, static_cast<std::size_t>((rows + walk - 1) / walk),
+                  "scale (walks)");
+      return;
+    }
     // Row sums first where they save taps: each input row's once, rather than once for every
     // output row that reads it (upscales, and downscales by less than the taps; cv::resize
-    // always does). scale_rows16's taps count a quarter: 16 lanes against the row sums' 4, and
-    // no scratch image between the passes. PoCL, 2 cores, 1080p, alternating frames in one
-    // process (bench-results/2026-11-27-vm-s25-scale-rows16.txt), scale_rows16 against row
-    // sums: to 3840x2160 bicubic 19.4 ms against 32.1, to 2880x1620 bilinear 3.9 against 15.0,
-    // to 1280x720 bicubic 8.1 against 16.0 and lanczos 12.1 against 24.2, to 960x540 bicubic
-    // 2.5 against 12.9; to 3840x2160 lanczos 47.0 against 46.6 (it keeps the row sums).
+    // always does).
+    const RowRange read = input_rows({ctx.y0(), ctx.y1()}, 0, {in.width, in.height},
+                                     {ctx.frame_width(), ctx.frame_height()});
     const bool row_sums = static_cast<long long>(read.rows()) * plan->taps_x +
                               static_cast<long long>(rows) * plan->taps_y <
-                          static_cast<long long>(rows) * plan->taps_x * plan->taps_y /
-                              (rows16 ? 4 : 1);
+                          static_cast<long long>(rows) * plan->taps_x * plan->taps_y;
     if (row_sums && ctx.schedule() == Schedule::tiles && fits_tile(ctx.device(), *plan)) {
       char tile[96];
       std::snprintf(tile, sizeof tile, " -DTILE_W=%d -DTILE_H=%d -DTILE_ROWS=%d -DIN_ROWS=%d",
@@ -571,7 +596,7 @@ class Scale final : public Filter {
       ctx.enqueue(vertical, groups, static_cast<std::size_t>(rows), "scale columns");
       return;
     }
-    cl::Kernel kernel = ctx.kernel(program, rows16 ? "scale_rows16" : "scale_rows");
+    cl::Kernel kernel = ctx.kernel(program, "scale_rows");
     set_image_args(kernel, 0, in);
     set_image_args(kernel, 3, output);
     const cl_uint next = set_table_args(kernel, 6, table, *plan);
