@@ -2,8 +2,9 @@
 # The whole suite on the GPU machine in parts that fit its calls: builds /tmp/b (no OpenCV, FFmpeg
 # or GUI; kept while the machine stays warm), then runs, 16 at once in ctest's own order, every
 # test whose name is not in DONE (a file of test names, one a line; missing: none), until LIMIT
-# seconds after the start. $OUT/ctest.txt is the log; $OUT/passed.txt lists the tests that passed
-# or were skipped, to append to DONE for the next call:
+# seconds after the start. $OUT/ctest.txt is the log, with the output of every test that
+# failed; $OUT/passed.txt lists the tests that passed or were skipped, to append to DONE for the
+# next call:
 #   bash tools/device-ctest.sh [LIMIT=580] [DONE=.device/done.txt]
 # On cold program caches the suite takes two or three such calls on the H100 machine (its PoCL
 # tests compile for minutes). Do not order it longest first: sixteen of the heaviest PoCL tests
@@ -32,7 +33,7 @@ echo "to run: $(echo "$ids" | tr ',' '\n' | grep -c .)"
 [ -n "$ids" ] || exit 0
 left=$(( limit - ($(date +%s) - t0) ))
 [ "$left" -ge 30 ] || { echo "no time left for the tests (limit $limit s)"; exit 1; }
-(cd /tmp/b && timeout "$left" ctest -j16 -I "0,0,0,${ids%,}" > "$OUT/ctest.txt" 2>&1)
+(cd /tmp/b && timeout "$left" ctest -j16 --output-on-failure -I "0,0,0,${ids%,}" > "$OUT/ctest.txt" 2>&1)
 echo "ctest rc $? at +$(( $(date +%s) - t0 )) s"
 sed -nE 's/.*Test +#[0-9]+: (\S+) \.+ *(\*\*\*Skipped|Passed).*/\1/p' "$OUT/ctest.txt" > "$OUT/passed.txt"
 echo "passed or skipped: $(wc -l < "$OUT/passed.txt")"
