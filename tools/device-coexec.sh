@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Co-execution on the GPU machine in one call (bash tools/device-setup.sh here first; carry .device):
-# build, the whole suite on every device (.device/check.sh ctest), then tandem-bench coexec of
-# issue 13's four graphs at 1080p and 4K with --devices all (each device alone, then together),
-# 4K saturation with --trace and with a fixed fifth of the rows on the CPU, and streams on the GPU
-# and on every device. Everything lands in $OUT.
-source tools/device-suite.sh
+# Co-execution on the GPU machine in one call (bash tools/device-setup.sh here first; carry
+# .device): the build (tools/device-build.sh; the suite in calls of its own, tools/device-ctest.sh),
+# then tandem-bench coexec of issue 13's four graphs at 1080p and 4K with --devices all (each device
+# alone, then together), 4K saturation with --trace and with a fixed fifth of the rows on the CPU,
+# and streams on the GPU and on every device. Everything lands in $OUT.
+source tools/device-build.sh
 for size in 1920x1080 3840x2160; do
   for g in "gaussian=sigma=2,saturation=1.3,tonemap" "gaussian=sigma=8,bilateral,saturation=1.3" "saturation=1.3" "bilateral"; do
     echo "== coexec $size $g"

@@ -1,11 +1,11 @@
 # Whole frames for streams on the GPU machine in one call (bash tools/device-setup.sh here first;
-# carry .device): build, the whole suite on every device (.device/check.sh ctest), then
-# tandem-bench stream of issue 13's four graphs at 1080p and 4K on the GPU alone and on every
-# device (--split auto: whole frames per device once frames queue up), alternated twice (the
-# machine is shared: one run can land on a busy moment); then tandem-bench coexec (one frame at a
-# time: bands) of the same graphs and sizes on every device against each device alone.
-# Everything lands in $OUT.
-source tools/device-suite.sh
+# carry .device): the build (tools/device-build.sh; the suite in calls of its own,
+# tools/device-ctest.sh), then tandem-bench stream of issue 13's four graphs at 1080p and 4K on the
+# GPU alone and on every device (--split auto: whole frames per device once frames queue up),
+# alternated twice (the machine is shared: one run can land on a busy moment); then tandem-bench
+# coexec (one frame at a time: bands) of the same graphs and sizes on every device against each
+# device alone. Everything lands in $OUT.
+source tools/device-build.sh
 for size in 1920x1080 3840x2160; do
   for g in "gaussian=sigma=2,saturation=1.3,tonemap" "gaussian=sigma=8,bilateral,saturation=1.3" "saturation=1.3" "bilateral"; do
     for run in "gpu 1" "all 1" "gpu 2" "all 2"; do

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# One GPU-machine call (bash ../shared/device/setup.sh here first; carry .device): the build and
-# the whole suite on every device (tools/device-suite.sh), the GPU's copy bandwidth (tandem-bench
-# filters' first section, the limit), then streams of 1080p frames of each plane layout and depth
-# against rgba8 on the GPU. Prints a line a run: medians in ms a frame, one frame at a time and
-# three in flight from two threads, and the GPU's upload / kernels / download per frame in each.
-source tools/device-suite.sh
+# One GPU-machine call (bash ../shared/device/setup.sh here first; carry .device): the build and the
+# build (tools/device-build.sh; the suite in calls of its own, tools/device-ctest.sh), the GPU's
+# copy bandwidth (tandem-bench filters' first section, the limit), then streams of 1080p frames of
+# each plane layout and depth against rgba8 on the GPU. Prints a line a run: medians in ms a frame,
+# one frame at a time and three in flight from two threads, and the GPU's upload / kernels /
+# download per frame in each.
+source tools/device-build.sh
 $B filters --devices gpu --frames 20 --only "saturation 1.3" > "$OUT/filters-gpu.txt" 2>&1
 grep -- '-> ' "$OUT/filters-gpu.txt"
 : > "$OUT/stream-layouts.txt"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# A whole GPU-machine run in one call (bash tools/device-setup.sh here first; carry .device):
-# build, the whole suite on every device (.device/check.sh ctest), then the kernels against the
-# copy limit on the GPU and on PoCL, OpenCV's T-API and CPU peers (tools/peer-tapi.py), and the
-# stream. Everything lands in $OUT: at most 8 files, what the device tool brings back.
-source tools/device-suite.sh
+# A whole GPU-machine run in one call (bash tools/device-setup.sh here first; carry .device): the
+# build (tools/device-build.sh; the suite in calls of its own, tools/device-ctest.sh), then the
+# kernels against the copy limit on the GPU and on PoCL, OpenCV's T-API and CPU peers
+# (tools/peer-tapi.py), and the stream. Everything lands in $OUT: at most 8 files, what the device
+# tool brings back.
+source tools/device-build.sh
 $B filters --devices gpu --frames 50 --json "$OUT/filters-gpu.json" --dump-binaries /tmp/bin > "$OUT/filters-gpu.txt" 2>&1
 grep -E '^[a-z].*: "|\| kernels' "$OUT/filters-gpu.txt" | sed 's/ *frame .*| kernels/ kernels/' | cut -c1-150
 bash tools/ptx-loads.sh /tmp/bin > "$OUT/ptx-loads.txt" 2>&1; tail -12 "$OUT/ptx-loads.txt"

@@ -1,19 +1,13 @@
 #!/usr/bin/env bash
-# scale's schedules on the GPU machine in one call (bash ../shared/device/setup.sh here first;
-# carry .device): builds tandem-bench alone (no suite: tools/device-geometry.sh runs that), then
-# tandem-bench filters on the GPU for scale's cases in the automatic schedule (tiles on GPUs)
-# and in rows, with their PTX's loads and stores counted, and OpenCV's T-API on the same cases
-# (tools/peer-tapi.py). All under $OUT. (Nsight Compute there profiles no OpenCL kernel: "No
-# kernels were profiled"; the PTX is what can be read.) ONLY="..." picks other cases.
-set -u
-source .device/prelude.sh
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-cmake -S . -B /tmp/b -DCMAKE_BUILD_TYPE=Release -DTANDEM_WITH_OPENCV=OFF -DTANDEM_WITH_FFMPEG=OFF \
-  -DTANDEM_BUILD_VIEW=OFF -DTANDEM_BUILD_TESTS=ON > /tmp/configure.txt 2>&1 || { tail -30 /tmp/configure.txt; exit 1; }
-cmake --build /tmp/b --target tandem_bench > /tmp/build.txt 2>&1 || { grep -m20 -iE 'error' /tmp/build.txt; exit 1; }
-echo "built $(date -u +%T)"
-export TANDEM_CACHE_DIR=/tmp/tandem-bench-cache
-B=/tmp/b/apps/bench/tandem-bench
+# scale's schedules on the GPU machine in one call (bash ../shared/device/setup.sh here first; carry
+# .device): builds tandem-bench alone (tools/device-build.sh; the suite in calls of its own,
+# tools/device-ctest.sh), then tandem-bench filters on the GPU for scale's cases in the automatic
+# schedule (tiles on GPUs) and in rows, with their PTX's loads and stores counted, and OpenCV's
+# T-API on the same cases (tools/peer-tapi.py). All under $OUT. (Nsight Compute there profiles no
+# OpenCL kernel: "No kernels were profiled"; the PTX is what can be read.) ONLY="..." picks other
+# cases.
+BUILD_TARGET=tandem_bench
+source tools/device-build.sh
 only=${ONLY:-"scale,saturation 1.3"}
 for schedule in automatic rows; do
   $B filters --devices gpu --frames 30 --only "$only" --schedule $schedule \
