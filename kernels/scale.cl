@@ -209,7 +209,8 @@ __kernel void scale_rows(const __global pixel_t* restrict src, int src_first, in
 // order with the four pixels' channels side by side in 16-wide vectors (two AVX2 registers),
 // where scale_rows keeps one 4-wide vector a pixel: PoCL leaves a work-item's code at the width
 // it is written in where the work-items gather (PoCL, 2 cores, 1080p to 720p bilinear: 5.0 ms
-// in scale_rows, 1.4 ms in 16-wide ints with the taps gathered, 0.9 ms as below).
+// in scale_rows, 1.4 ms in 16-wide ints with the taps gathered, 0.9 ms with the pairs below, one
+// output row a work-item, before the walks).
 //  - CONSECUTIVE (the host laid every column's taps on consecutive input pixels,
 //    consecutive_taps() in filters/scale.cpp): each pair of taps is one 8-byte load a pixel,
 //    its bytes interleaved by channel, and the two products of a channel added in one

@@ -19,9 +19,11 @@ const std::string kSource = R"(
 __kernel void twice(__global float* x) { x[get_global_id(0)] *= 2.0f; }
 )";
 
+// The programs stored under the cache directory `dir` (its locks/ hold the builds' lock files).
 std::vector<fs::path> entries(const fs::path& dir) {
   std::vector<fs::path> out;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+  if (!fs::exists(dir / "programs")) return out;
+  for (const auto& e : fs::recursive_directory_iterator(dir / "programs")) {
     if (e.is_regular_file()) out.push_back(e.path());
   }
   return out;

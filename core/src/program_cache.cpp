@@ -1,13 +1,17 @@
 #include "tandem/program_cache.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <random>
 
 #include "tandem/device.hpp"
@@ -98,6 +102,35 @@ void write_entry(const std::filesystem::path& path, std::uint64_t key,
   if (ec) std::filesystem::remove(tmp, ec);
 }
 
+// Locks on the cache's builds, by stripes of keys: builds of one program by several processes
+// at once (ctest -j, parallel jobs on an empty cache) raced in PoCL's own kernel cache, which
+// failed the build ("Device ... failed to build the program") or aborted in PoCL
+// (pocl_binary.c: "Assertion `len > 0' failed"): PoCL 3.1 here, 12 test processes at once on an
+// empty cache, 5 failed builds and 1 abort in 84 processes. The others wait, then load the
+// program from disk.
+constexpr std::uint64_t kLockStripes = 256;
+
+// An exclusive flock() on `path` while it lives; none where the file cannot be made (the cache
+// is then unwritable too, and the build goes ahead unlocked).
+class FileLock {
+ public:
+  explicit FileLock(const std::filesystem::path& path) {
+    std::error_code ec;
+    std::filesystem::create_directories(path.parent_path(), ec);
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    while (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  ~FileLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 }  // namespace
 
 std::uint64_t fnv1a64(std::string_view data, std::uint64_t seed) {
@@ -170,7 +203,9 @@ cl::Program ProgramCache::get(Device& device, const std::string& source,
   const std::string doing = "building " + what + " for " + device.info().name;
   const auto path = entry_path(device, source, options);
 
+  std::optional<FileLock> build_lock;
   if (!path.empty()) {
+    build_lock.emplace(directory_ / "locks" / (hex(key % kLockStripes) + ".lock"));
     bool corrupt = false;
     auto binary = read_entry(path, key, corrupt);
     if (!binary.empty()) {
