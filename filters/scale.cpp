@@ -528,15 +528,20 @@ class Scale final : public Filter {
       return;
     }
     const cl::Buffer table = table_on(ctx.device(), *plan);
-    if (rows16) {
-      cl::Kernel kernel = ctx.kernel(program, "scale_rows16");
+    // What scale_rows16, scale_tiled and scale_rows take alike: the images, the table, where the
+    // rows' entries start and the band's first row (and its end, `end`), then the epilogue's.
+    const auto set_band_args = [&](cl::Kernel& kernel, bool end) {
       set_image_args(kernel, 0, in);
       set_image_args(kernel, 3, output);
-      const cl_uint next = set_table_args(kernel, 6, table, *plan);
-      kernel.setArg(next, plan->y_offset);
-      kernel.setArg(next + 1, ctx.y0());
-      kernel.setArg(next + 2, ctx.y1());
-      ctx.set_epilogue_args(kernel, next + 3);
+      cl_uint next = set_table_args(kernel, 6, table, *plan);
+      kernel.setArg(next++, plan->y_offset);
+      kernel.setArg(next++, ctx.y0());
+      if (end) kernel.setArg(next++, ctx.y1());
+      ctx.set_epilogue_args(kernel, next);
+    };
+    if (rows16) {
+      cl::Kernel kernel = ctx.kernel(program, "scale_rows16");
+      set_band_args(kernel, true);
       ctx.enqueue(kernel, groups, static_cast<std::size_t>((rows + walk - 1) / walk),
                   "scale (walks)");
       return;
@@ -557,13 +562,7 @@ class Scale final : public Filter {
       // A device that cannot run the work-group with this kernel's registers takes two passes.
       if (kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(ctx.device().cl_device()) >=
           static_cast<std::size_t>(kTileWidth * kTileHeight)) {
-        set_image_args(kernel, 0, in);
-        set_image_args(kernel, 3, output);
-        const cl_uint next = set_table_args(kernel, 6, table, *plan);
-        kernel.setArg(next, plan->y_offset);
-        kernel.setArg(next + 1, ctx.y0());
-        kernel.setArg(next + 2, ctx.y1());
-        ctx.set_epilogue_args(kernel, next + 3);
+        set_band_args(kernel, true);
         const auto round_up = [](std::size_t n, std::size_t m) { return (n + m - 1) / m * m; };
         ctx.enqueue(kernel,
                     cl::NDRange(round_up(groups, kTileWidth),
@@ -597,12 +596,7 @@ class Scale final : public Filter {
       return;
     }
     cl::Kernel kernel = ctx.kernel(program, "scale_rows");
-    set_image_args(kernel, 0, in);
-    set_image_args(kernel, 3, output);
-    const cl_uint next = set_table_args(kernel, 6, table, *plan);
-    kernel.setArg(next, plan->y_offset);
-    kernel.setArg(next + 1, ctx.y0());
-    ctx.set_epilogue_args(kernel, next + 2);
+    set_band_args(kernel, false);
     ctx.enqueue(kernel, groups, static_cast<std::size_t>(rows), "scale");
   }
 
