@@ -1,19 +1,14 @@
 #!/usr/bin/env bash
 # Two GPUs of one context against one (issue 13) in one call on a two-GPU machine (bash
-# ../shared/device/setup.sh here first; carry .device): builds tandem-bench alone (the suite runs
-# in the single-GPU calls), then for issue 13's four graphs at 1080p and 4K a stream of whole
-# frames on both GPUs (--devices gpu) against the first alone (1.0), and coexec (one frame at a
-# time, bands) on both GPUs against each alone; before them, the host link's limit (topology and
-# tools/cl-pcie.c; PCIE_ONLY=1 stops there, STREAM_ONLY=1 runs the streams alone). Everything
-# lands in $OUT.
-set -u
-source .device/prelude.sh
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-cmake -S . -B /tmp/b -DCMAKE_BUILD_TYPE=Release -DTANDEM_WITH_OPENCV=OFF -DTANDEM_WITH_FFMPEG=OFF \
-  -DTANDEM_BUILD_VIEW=OFF -DTANDEM_BUILD_TESTS=OFF > /tmp/configure.txt 2>&1 || { tail -30 /tmp/configure.txt; exit 1; }
-cmake --build /tmp/b --target tandem_bench > /tmp/build.txt 2>&1 || { grep -m20 -iE 'error' /tmp/build.txt; exit 1; }
+# ../shared/device/setup.sh here first; carry .device): builds tandem-bench alone
+# (tools/device-build.sh; the suite runs in the single-GPU calls), then for issue 13's four graphs
+# at 1080p and 4K a stream of whole frames on both GPUs (--devices gpu) against the first alone
+# (1.0), and coexec (one frame at a time, bands) on both GPUs against each alone; before them, the
+# host link's limit (topology and tools/cl-pcie.c; PCIE_ONLY=1 stops there, STREAM_ONLY=1 runs the
+# streams alone). Everything lands in $OUT.
+BUILD_TARGET=tandem_bench
+source tools/device-build.sh
 nvidia-smi -L > "$OUT/machine.txt"; nproc >> "$OUT/machine.txt"
-echo "built $(date -u +%T)"
 # The host link's limit first: how the GPUs hang off the CPUs, and what copies between pinned
 # host memory and each GPU alone and both at once reach (tools/cl-pcie.c).
 if [ -z "${STREAM_ONLY:-}" ]; then
@@ -22,8 +17,6 @@ if [ -z "${STREAM_ONLY:-}" ]; then
     /tmp/cl-pcie $bytes 60; done | tee "$OUT/pcie.txt"
 fi
 [ -n "${PCIE_ONLY:-}" ] && exit 0
-export TANDEM_CACHE_DIR=/tmp/tandem-bench-cache
-B=/tmp/b/apps/bench/tandem-bench
 for size in 1920x1080 3840x2160; do
   for g in "gaussian=sigma=2,saturation=1.3,tonemap" "gaussian=sigma=8,bilateral,saturation=1.3" "saturation=1.3" "bilateral"; do
     for d in gpu 1.0; do
