@@ -216,12 +216,29 @@ __kernel __attribute__((reqd_work_group_size(SEP_GX, SEP_GY, 1))) void box_tiled
 // TILE_SPAN   the column sums its rows need: TILE_W + 2 RADIUS, rounded up to a multiple of 8
 // TILE_CHUNK  rows whose column sums are in local memory at a time
 // TILE_GROUP  work-items of a work-group, at least TILE_CHUNK * TILE_SPAN / 8 and TILE_W / 4
+// WARP_SCAN   1: the segments' totals added up by warp shuffles (NVIDIA), 0: in local memory
 #define TILE_COLUMNS ((TILE_SPAN + TILE_GROUP - 1) / TILE_GROUP)
 #define TILE_SEGMENTS (TILE_SPAN / 8)
 // An unused entry after every 8: the scan's work-items read 8 entries apart, 9 with it, which
 // spreads their reads over the banks.
 #define TILE_AT(i) ((i) + ((i) >> 3))
 #define TILE_ROW TILE_AT(TILE_SPAN)
+
+#if WARP_SCAN
+// WARP_SCAN 1 (NVIDIA: warps of 32 lanes, consecutive work-items; the host checks
+// TILE_SEGMENTS <= 32 and TILE_CHUNK * 32 <= TILE_GROUP): lane i gets lane i - d's v (its own
+// where i < d), by inline PTX, as NVIDIA's OpenCL has no sub-group functions.
+inline uint warp_shuffle_up(uint v, uint d) {
+  uint r;
+  asm volatile("shfl.sync.up.b32 %0, %1, %2, 0, 0xffffffff;" : "=r"(r) : "r"(v), "r"(d));
+  return r;
+}
+
+inline uint4 warp_shuffle_up4(uint4 v, uint d) {
+  return (uint4)(warp_shuffle_up(v.x, d), warp_shuffle_up(v.y, d), warp_shuffle_up(v.z, d),
+                 warp_shuffle_up(v.w, d));
+}
+#endif
 
 // Output rows [ys, ys + TILE_H) of the band's [y0, y1) and pixels [x0, x0 + TILE_W), in one
 // launch: each work-item walks down one or two of the TILE_SPAN columns from x0 - RADIUS on
@@ -234,7 +251,9 @@ __kernel __attribute__((reqd_work_group_size(TILE_GROUP, 1, 1))) void box_slidin
     __global uchar* restrict dst, int dst_first, int dst_pitch, int width, int height, int y0,
     int y1 TANDEM_EPILOGUE_PARAMS) {
   __local uint4 sums[TILE_CHUNK * TILE_ROW];
+#if !WARP_SCAN
   __local uint4 totals[TILE_CHUNK * TILE_SEGMENTS];
+#endif
   const int lid = (int)get_local_id(0);
   const int x0 = (int)get_group_id(0) * TILE_W;
   const int ys = y0 + (int)get_group_id(1) * TILE_H;
@@ -289,17 +308,38 @@ __kernel __attribute__((reqd_work_group_size(TILE_GROUP, 1, 1))) void box_slidin
 
     // Inclusive prefix sums along each row: a work-item scans a segment of 8 entries, then adds
     // the totals of the segments before it.
+#if WARP_SCAN
+    // A row's segments on one warp's lanes, the totals before each added up by shuffles.
+    const int r = lid / 32;
+    const int s = lid % 32;
+    const bool scans = r < rows && s < TILE_SEGMENTS;
+#else
     const int r = lid / TILE_SEGMENTS;
     const int s = lid % TILE_SEGMENTS;
-    __local uint4* row = sums + r * TILE_ROW + TILE_AT(8 * s);
     const bool scans = r < rows;
+#endif
+    __local uint4* row = sums + r * TILE_ROW + TILE_AT(8 * s);
     uint4 prefix[8];
     if (scans) {
       prefix[0] = row[0];
 #pragma unroll
       for (int k = 1; k < 8; ++k) prefix[k] = prefix[k - 1] + row[k];
+#if !WARP_SCAN
       totals[lid] = prefix[7];
+#endif
     }
+#if WARP_SCAN
+    // Every lane of the warp takes part in the shuffles; those past the row add nothing.
+    const uint4 total = scans ? prefix[7] : (uint4)(0);
+    uint4 through = total;
+#pragma unroll
+    for (uint d = 1; d < 32; d <<= 1) {
+      const uint4 up = warp_shuffle_up4(through, d);
+      if ((uint)s >= d) through += up;
+    }
+    if (scans) {
+      const uint4 before = through - total;
+#else
     barrier(CLK_LOCAL_MEM_FENCE);
     if (scans) {
       uint4 before = (uint4)(0);
@@ -307,6 +347,7 @@ __kernel __attribute__((reqd_work_group_size(TILE_GROUP, 1, 1))) void box_slidin
       for (int j = 0; j < TILE_SEGMENTS - 1; ++j) {
         before += j < s ? totals[r * TILE_SEGMENTS + j] : (uint4)(0);
       }
+#endif
 #pragma unroll
       for (int k = 0; k < 8; ++k) row[k] = prefix[k] + before;
     }
