@@ -45,6 +45,7 @@ struct StreamSim {
   struct Result {
     std::vector<double> left;            // when each frame left, in order
     std::vector<std::size_t> device_of;  // which device made it
+    std::vector<std::size_t> decided_at;  // frames left when each decision was taken, in order
     double ms_per_frame(std::size_t from, std::size_t to) const {
       return (left[to - 1] - left[from - 1]) / static_cast<double>(to - from);
     }
@@ -71,8 +72,9 @@ struct StreamSim {
       last_end[f.device] = f.end;
       scheduler.observe(f.device, {f.end - from, f.busy});
       scheduler.left(now, f.warm_up);
-      if (decisions) {
-        for (auto& line : scheduler.take_decisions()) decisions->push_back(line);
+      for (auto& line : scheduler.take_decisions()) {
+        r.decided_at.push_back(r.left.size() + 1);
+        if (decisions) decisions->push_back(line);
       }
       r.left.push_back(now);
       r.device_of.push_back(f.device);
@@ -179,6 +181,58 @@ TEST(FrameScheduler, TheGuardKeepsTheBestDeviceAloneWhenEveryDeviceIsSlower) {
   }
   EXPECT_GE(verdicts, 2);
   EXPECT_GT(r.ms_per_frame(20, 40), 1.2);  // every device, before the first verdict
+}
+
+// Frames left between the decision that starts a trial (whose line contains `trying`) and its
+// verdict, the first such pair.
+std::size_t trial_frames(const std::vector<std::string>& decisions,
+                         const std::vector<std::size_t>& decided_at) {
+  for (std::size_t i = 0; i + 1 < decisions.size(); ++i) {
+    if (decisions[i].find("trying") != std::string::npos) {
+      return decided_at[i + 1] - decided_at[i];
+    }
+  }
+  ADD_FAILURE() << "no trial";
+  return 0;
+}
+
+// Every device 0.71 ms a frame, the best alone 1.0: the trial of the best alone ends after 8 of
+// its frames (and the frames of the way before leaving), not 32.
+TEST(FrameScheduler, AClearVerdictEndsTheTrialEarly) {
+  StreamSim sim{{steady(1.0), steady(2.5)}};
+  std::vector<std::string> decisions;
+  const auto r = sim.run(400, &decisions);
+  for (std::size_t i = 0; i < decisions.size(); ++i) {
+    std::cout << "  frame " << r.decided_at[i] << ": " << decisions[i] << "\n";
+  }
+  ASSERT_GE(decisions.size(), 2u);
+  const std::size_t trial = trial_frames(decisions, r.decided_at);
+  EXPECT_GE(trial, 8u);
+  EXPECT_LE(trial, 8u + 3 * 2 + 1);  // 8, after the frames in flight of the way before
+  EXPECT_NE(decisions[1].find(": every device"), std::string::npos) << decisions[1];
+  EXPECT_LT(r.ms_per_frame(100, 400), 1.0 * (1 - 0.03));
+}
+
+// Every device leaves a frame every 0.9 ms; then the best alone, on trial, every 1.2, 1.0 or 0.95
+// ms: 33%, 11% and 5.5% slower. The verdict (every device) comes after 8, 16 and 32 of the
+// trial's frames, each after the 6 frames in flight of the way before.
+TEST(FrameScheduler, TheTrialLastsWhileItsVerdictIsUnclear) {
+  for (const auto& [alone_ms, frames] :
+       std::vector<std::pair<double, int>>{{1.2, 8}, {1.0, 16}, {0.95, 32}}) {
+    FrameScheduler s(2, 3);
+    s.seed(0, {1.0, 2.0});
+    s.seed(1, {1.0, 2.0});
+    ASSERT_EQ(s.pick(std::vector<int>{0, 0}, 0), 0u);
+    double t = 0;
+    for (int i = 0; i < 64 && s.every_device(); ++i) s.left(t += 0.9);
+    ASSERT_FALSE(s.every_device());
+    int trial = 0;
+    while (!s.every_device() && trial < 100) {
+      s.left(t += alone_ms);
+      ++trial;
+    }
+    EXPECT_EQ(trial, 6 + frames + 1) << "the best alone at " << alone_ms << " ms a frame";
+  }
 }
 
 // A CPU whose band of a frame before predicts 20 ms a frame beside a GPU's 0.3 ms: it takes no

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <numeric>
 #include <set>
 
@@ -118,8 +120,29 @@ TEST(WholeFrames, AStreamEqualsOneDeviceFrameByFrame) {
     }
     EXPECT_EQ(made_by.size(), 1u) << *best_alone;
   } else {
+    // Every device takes frames but one predicted from its band to take longer for a frame
+    // than every device that took some: while any of those is free, it finishes a frame first
+    // (a PoCL CPU beside two H200s took none of the 24).
     made_by.insert(maker.begin() + 1, maker.end());
-    EXPECT_EQ(made_by.size(), all.size());
+    EXPECT_GE(made_by.size(), std::min<std::size_t>(2, all.size()));
+    std::vector<double> each(all.size(), 0);  // ms a frame, predicted; 0: not predicted
+    for (const auto& line : decisions) {
+      std::size_t d = 0;
+      double interval = 0, latency = 0;
+      const std::size_t at = line.find("device ");
+      if (at != std::string::npos &&
+          std::sscanf(line.c_str() + at, "device %zu predicted at a frame every %lf ms (%lf",
+                      &d, &interval, &latency) == 3 &&
+          d < each.size()) {
+        each[d] = latency;
+      }
+    }
+    double fastest_maker = std::numeric_limits<double>::infinity();
+    for (std::size_t d : made_by) fastest_maker = std::min(fastest_maker, each[d]);
+    for (std::size_t d = 0; d < all.size(); ++d) {
+      if (made_by.count(d)) continue;
+      EXPECT_GT(each[d], fastest_maker) << "device " << d << " made no frame";
+    }
   }
   EXPECT_EQ(frames.report().scheduler, "frames");
   ASSERT_FALSE(frames.report().decisions.empty());
