@@ -131,14 +131,13 @@ class Box final : public Filter {
   }
 
   // Past the tile's reach on GPUs: box_sliding, one launch per band. A work-group walks down the
-  // column sums of kSlideWidth + 2 radius columns for kSlideRows rows and takes the row sums out
-  // of prefix sums in local memory, a chunk of rows at a time (kernels/box.cl). None where the
-  // device's work-groups or local memory are too small for it. Each walk first sums a window of
-  // 2 radius + 1 rows, so longer walks start fewer of them: on the H100 at 1080p, radius 64,
-  // 128 x 128 took 0.0365 ms, 128 x 64 0.0411, 128 x 32 0.0506, 64 x 64 0.0735 and 256 x 64
-  // 0.0712 (bench-results/2026-11-27-h100-s24-box-slide.txt).
+  // column sums of kSlideWidth + 2 radius columns for its share of the band's rows and takes the
+  // row sums out of prefix sums in local memory, a chunk of rows at a time (kernels/box.cl).
+  // None where the device's work-groups or local memory are too small for it. Each walk first
+  // sums a window of 2 radius + 1 rows, so longer walks start fewer of them: on the H100 at
+  // 1080p, radius 64, 128 x 128 took 0.0365 ms, 128 x 64 0.0411, 128 x 32 0.0506, 64 x 64 0.0735
+  // and 256 x 64 0.0712 (bench-results/2026-11-27-h100-s24-box-slide.txt).
   static constexpr int kSlideWidth = 128;
-  static constexpr int kSlideRows = 128;
   static constexpr int kSlideGroup = 256;
 
   struct Slide {
@@ -170,13 +169,27 @@ class Box final : public Filter {
            slide.span / 8 <= 32 && slide.chunk * 32 <= kSlideGroup;
   }
 
+  // Work-groups down the band (the kernel shares its rows out between them in whole chunks):
+  // one wave of work-groups, one a compute unit, whatever the frame's height. A work-group's time
+  // follows the rows it walks, and one of box_sliding's work-groups fills an H100
+  // multiprocessor (155 registers a work-item). Radius 64 there: 3840x2160 took 0.1174-0.1184 ms
+  // in 4 work-groups down (540 rows each, 120 in all) against 0.1266-0.1273 in 17 of 128 rows;
+  // 1080p 0.0337-0.0340 in 8 (136 rows) against 0.0334-0.0337 in 128-row tiles (9, the last of
+  // 56 rows), 0.0574 in 9 of 120 (135 in all: two whole waves), 0.0586 in 4
+  // (bench-results/2026-11-27-h100-s28-box-groups-down.txt).
+  static std::size_t groups_down(const Device& device, std::size_t across, int rows,
+                                 const Slide& slide) {
+    const std::size_t wave = std::max<std::size_t>(1, device.info().compute_units / across);
+    const std::size_t chunks = static_cast<std::size_t>((rows + slide.chunk - 1) / slide.chunk);
+    return std::max<std::size_t>(1, std::min(wave, chunks));
+  }
+
   void enqueue_sliding(BandContext& ctx, const Slide& slide, const DeviceImage& in,
                        const DeviceImage& output) const {
     static const std::vector<std::string> kSources{"box.cl"};
     cl::Program program = ctx.program(
         kSources, "-DRADIUS=" + std::to_string(radius_) + " -DPIXEL_RGBA8=1 -DTILE_W=" +
-                      std::to_string(kSlideWidth) + " -DTILE_H=" + std::to_string(kSlideRows) +
-                      " -DTILE_SPAN=" + std::to_string(slide.span) + " -DTILE_CHUNK=" +
+                      std::to_string(kSlideWidth) + " -DTILE_SPAN=" + std::to_string(slide.span) + " -DTILE_CHUNK=" +
                       std::to_string(slide.chunk) + " -DTILE_GROUP=" + std::to_string(kSlideGroup) +
                       " -DWARP_SCAN=" + (warp_scan(ctx.device(), slide) ? "1" : "0"));
     cl::Kernel kernel = ctx.kernel(program, "box_sliding");
@@ -184,9 +197,10 @@ class Box final : public Filter {
     const auto groups = [](int n, int per) {
       return static_cast<std::size_t>((n + per - 1) / per);
     };
+    const std::size_t across = groups(ctx.frame_width(), kSlideWidth);
     ctx.enqueue(kernel,
-                cl::NDRange(groups(ctx.frame_width(), kSlideWidth) * kSlideGroup,
-                            groups(ctx.y1() - ctx.y0(), kSlideRows)),
+                cl::NDRange(across * kSlideGroup,
+                            groups_down(ctx.device(), across, ctx.y1() - ctx.y0(), slide)),
                 cl::NDRange(kSlideGroup, 1), "box (sliding)");
   }
 

@@ -212,7 +212,8 @@ __kernel __attribute__((reqd_work_group_size(SEP_GX, SEP_GY, 1))) void box_tiled
 #endif
 
 #if PIXEL_RGBA8 && defined(TILE_SPAN)
-// TILE_W      output pixels of a work-group across; TILE_H its rows down
+// TILE_W      output pixels of a work-group across (its rows down: the band's, shared out
+//             between the work-groups down it, filters/box.cpp)
 // TILE_SPAN   the column sums its rows need: TILE_W + 2 RADIUS, rounded up to a multiple of 8
 // TILE_CHUNK  rows whose column sums are in local memory at a time
 // TILE_GROUP  work-items of a work-group, at least TILE_CHUNK * TILE_SPAN / 8 and TILE_W / 4
@@ -240,7 +241,7 @@ inline uint4 warp_shuffle_up4(uint4 v, uint d) {
 }
 #endif
 
-// Output rows [ys, ys + TILE_H) of the band's [y0, y1) and pixels [x0, x0 + TILE_W), in one
+// Output rows [ys, ye) of the band's [y0, y1) and pixels [x0, x0 + TILE_W), in one
 // launch: each work-item walks down one or two of the TILE_SPAN columns from x0 - RADIUS on
 // (reflected) keeping their sums of 2 RADIUS + 1 rows; every TILE_CHUNK rows the sums go to
 // local memory, become inclusive prefix sums P along each row (a segment of 8 entries a
@@ -256,8 +257,13 @@ __kernel __attribute__((reqd_work_group_size(TILE_GROUP, 1, 1))) void box_slidin
 #endif
   const int lid = (int)get_local_id(0);
   const int x0 = (int)get_group_id(0) * TILE_W;
-  const int ys = y0 + (int)get_group_id(1) * TILE_H;
-  const int ye = min(ys + TILE_H, y1);
+  // The band's rows shared out between the work-groups down it, in whole chunks.
+  const int groups_down = (int)get_num_groups(1);
+  const int tile_h = ((y1 - y0 + groups_down - 1) / groups_down + TILE_CHUNK - 1) /
+                     TILE_CHUNK * TILE_CHUNK;
+  const int ys = y0 + (int)get_group_id(1) * tile_h;
+  if (ys >= y1) return;  // the whole work-group: the rows ran out before it
+  const int ye = min(ys + tile_h, y1);
   // Offsets reach -RADIUS .. height - 1 + RADIUS (rows) and, clamped, -RADIUS ..
   // width - 1 + RADIUS (columns): one reflection at most where the frame is larger.
   const bool near_rows = height > RADIUS;
