@@ -187,11 +187,13 @@ class Box final : public Filter {
   void enqueue_sliding(BandContext& ctx, const Slide& slide, const DeviceImage& in,
                        const DeviceImage& output) const {
     static const std::vector<std::string> kSources{"box.cl"};
-    cl::Program program = ctx.program(
-        kSources, "-DRADIUS=" + std::to_string(radius_) + " -DPIXEL_RGBA8=1 -DTILE_W=" +
-                      std::to_string(kSlideWidth) + " -DTILE_SPAN=" + std::to_string(slide.span) + " -DTILE_CHUNK=" +
-                      std::to_string(slide.chunk) + " -DTILE_GROUP=" + std::to_string(kSlideGroup) +
-                      " -DWARP_SCAN=" + (warp_scan(ctx.device(), slide) ? "1" : "0"));
+    cl::Program program =
+        ctx.program(kSources, "-DRADIUS=" + std::to_string(radius_) +
+                                  " -DPIXEL_RGBA8=1 -DTILE_W=" + std::to_string(kSlideWidth) +
+                                  " -DTILE_SPAN=" + std::to_string(slide.span) +
+                                  " -DTILE_CHUNK=" + std::to_string(slide.chunk) +
+                                  " -DTILE_GROUP=" + std::to_string(kSlideGroup) +
+                                  " -DWARP_SCAN=" + (warp_scan(ctx.device(), slide) ? "1" : "0"));
     cl::Kernel kernel = ctx.kernel(program, "box_sliding");
     separable::set_band_args(kernel, ctx, in, output);
     const auto groups = [](int n, int per) {

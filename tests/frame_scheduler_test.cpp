@@ -43,8 +43,8 @@ struct StreamSim {
   std::vector<FrameTiming> seeds;  // FrameScheduler::seed() per device, where given
 
   struct Result {
-    std::vector<double> left;            // when each frame left, in order
-    std::vector<std::size_t> device_of;  // which device made it
+    std::vector<double> left;             // when each frame left, in order
+    std::vector<std::size_t> device_of;   // which device made it
     std::vector<std::size_t> decided_at;  // frames left when each decision was taken, in order
     double ms_per_frame(std::size_t from, std::size_t to) const {
       return (left[to - 1] - left[from - 1]) / static_cast<double>(to - from);

@@ -131,8 +131,8 @@ TEST(WholeFrames, AStreamEqualsOneDeviceFrameByFrame) {
       double interval = 0, latency = 0;
       const std::size_t at = line.find("device ");
       if (at != std::string::npos &&
-          std::sscanf(line.c_str() + at, "device %zu predicted at a frame every %lf ms (%lf",
-                      &d, &interval, &latency) == 3 &&
+          std::sscanf(line.c_str() + at, "device %zu predicted at a frame every %lf ms (%lf", &d,
+                      &interval, &latency) == 3 &&
           d < each.size()) {
         each[d] = latency;
       }
