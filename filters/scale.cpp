@@ -21,11 +21,11 @@
 //   tiled       GPUs, where each input row's sums serve several output rows (upscales): the row
 //               sums of a work-group's rows in local memory, then its output rows, one launch
 //   walks       CPUs on 8 bits with integer sums (scale_rows16): a work-item walks down
-//               row_walk() output rows of four columns, 16 lanes wide, keeping the sums of the
-//               input rows it reached in a ring, so that each input row's are computed once a
-//               walk, as row sums would be, without a scratch image; the table's columns laid
-//               on consecutive input pixels (consecutive_taps()) so that a pair of taps is one
-//               load
+//               row_walk() output rows of kWalkGroups groups of four columns, 16 lanes wide
+//               a group, keeping the sums of the input rows it reached in a ring, so that each
+//               input row's are computed once a walk, as row sums would be, without a scratch
+//               image; the table's columns laid on consecutive input pixels
+//               (consecutive_taps()) so that a pair of taps is one load
 //   two passes  the same through a scratch image of row sums, where that saves taps (see
 //               enqueue): rgba32f and area by other factors on CPUs, and GPUs where no tile
 //               fits (taps that go back up the rows, more rows than local memory holds)
@@ -65,6 +65,11 @@ constexpr int kTileWidth = 32;
 constexpr int kTileHeight = 8;
 constexpr std::array<int, 3> kTileRows = {32, 16, 8};
 constexpr std::size_t kTileLocalBytes = 48 * 1024;
+/// scale_rows16's groups of four columns a work-item: the 64 bytes of output a row, and about
+/// as many input bytes of each row it reads, where four columns left a work-item most of a cache
+/// line's neighbours to others (PoCL, 2 cores, 1080p, alternated in one process: to 1280x720
+/// bilinear 2.33 ms against 2.68 with walks of 2, to 3840x2160 bicubic 18.4 against 22.5).
+constexpr int kWalkGroups = 4;
 
 enum class Method { bilinear, bicubic, lanczos, area };
 const char* const kMethodNames[] = {"bilinear", "bicubic", "lanczos", "area"};
@@ -285,8 +290,9 @@ struct Plan {
   // Every output row's taps within taps_y consecutive input rows from its first, the first and
   // the last never going back up: scale_rows16 walks down the rows with a ring of row sums.
   bool row_walks = false;
-  int y_offset = 0;  // where the rows' entries start
-  int x_offset = 0;  // where the columns' entries by tap start (kernels/scale.cl), 4-aligned
+  double rows_per_row = 1;  // input rows an output row moves down by (the vertical scale)
+  int y_offset = 0;         // where the rows' entries start
+  int x_offset = 0;         // where the columns' entries by tap start (kernels/scale.cl), 4-aligned
   std::vector<std::int32_t> table;
   std::string options;                       // the kernel's build options
   std::map<cl_context, cl::Buffer> buffers;  // the table on each context, made once
@@ -380,6 +386,7 @@ std::shared_ptr<Plan> make_plan(Method method, Size in, Size out, bool u8) {
 
   const int row_span = tile_rows(y, out.height, 1);
   plan->row_walks = row_span > 0 && row_span <= y.taps;
+  plan->rows_per_row = scale_y;
 
   char constants[160];
   std::snprintf(constants, sizeof constants, " -DSUM=%d -DTAPS_X=%d -DTAPS_Y=%d -DHALVES=%d",
@@ -405,12 +412,16 @@ std::shared_ptr<Plan> make_plan(Method method, Size in, Size out, bool u8) {
 }
 
 // The output rows a work-item of scale_rows16 walks: each walk sums its first row's taps_y input
-// rows afresh, so longer walks waste less, and shorter ones leave more work-items to share out
-// between the cores. PoCL, 2 cores, 1080p, alternating frames in one process, 16 rows against
-// 32: to 960x540 bicubic 0.92-1.02 ms against 0.98-1.05, to 3840x2160 bicubic 9.3 against 9.2,
-// to 3840x2160 lanczos 14.7 against 14.1 (bench-results/2026-11-27-vm-s26-scale-walks.txt).
+// rows afresh, so longer walks sum fewer rows, but a walk's column of input rows, taps_y + (walk
+// - 1) * rows_per_row of them a pitch apart, costs more than that saves once it passes 2 taps_y:
+// the lines a work-item touches collide in the core's cache. PoCL, 2 cores (AMD EPYC, AVX2),
+// 1080p, frames alternated in one process, walks of 2 and 4 against the 16 and 32 before:
+// to 1280x720 bilinear 2.33 ms against 3.64 (walk 16), bicubic 3.98 against 6.35, lanczos 7.24
+// against 8.75 (walk 32), to 960x540 bicubic 2.37 against 5.67; upscales keep long walks (to
+// 3840x2160 bicubic, walk 9 by this rule, 8 19.5 ms and 16 18.4).
 int row_walk(const Plan& plan) {
-  return std::max(16, 4 * plan.taps_y);
+  const double walk = 1 + std::floor(plan.taps_y / plan.rows_per_row);
+  return static_cast<int>(std::clamp(walk, 2.0, 32.0));
 }
 
 // FFmpeg's av_rescale(a, b, c) for positive values: a * b / c rounded to nearest, halves up.
@@ -501,7 +512,8 @@ class Scale final : public Filter {
     const std::string options =
         plan->options + " -DPIXEL_RGBA8=" + (u8 ? "1" : "0") +
         " -DCOLUMNS_BY_TAP=" + (ctx.schedule() == Schedule::tiles ? "1" : "0") +
-        (rows16 ? " -DWALK=" + std::to_string(walk) : "");
+        (rows16 ? " -DWALK=" + std::to_string(walk) + " -DGROUPS16=" + std::to_string(kWalkGroups)
+                : "");
     cl::Program program = ctx.program(kSources, options);
     const std::size_t groups = static_cast<std::size_t>(plan->padded_width / 4);
     const int rows = ctx.y1() - ctx.y0();
@@ -542,8 +554,8 @@ class Scale final : public Filter {
     if (rows16) {
       cl::Kernel kernel = ctx.kernel(program, "scale_rows16");
       set_band_args(kernel, true);
-      ctx.enqueue(kernel, groups, static_cast<std::size_t>((rows + walk - 1) / walk),
-                  "scale (walks)");
+      ctx.enqueue(kernel, (groups + kWalkGroups - 1) / kWalkGroups,
+                  static_cast<std::size_t>((rows + walk - 1) / walk), "scale (walks)");
       return;
     }
     // Row sums first where they save taps: each input row's once, rather than once for every

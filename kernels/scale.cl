@@ -17,7 +17,8 @@
 //    work-group's TILE_ROWS output rows reach, into local memory, then scale_vertical's sums from
 //    there: one launch, and no scratch image in global memory;
 //  - scale_rows16 (CPUs, 8 bits with integer sums): scale_rows 16 lanes wide, each work-item
-//    walking down WALK output rows with the sums of the input rows it reached in a ring, below.
+//    walking down WALK output rows of GROUPS16 groups of four columns with the sums of the input
+//    rows it reached in a ring, below.
 //
 // The table: for each output column (padded to a multiple of 4), then, from y_offset, for each
 // output row, TAPS_X (TAPS_Y) input indices, clamped into the input (borders replicated), then
@@ -44,7 +45,8 @@
 // Contraction is off: the float passes round where the host reference and OpenCV do.
 //   PIXEL_RGBA8 1 or 0; COLUMNS_BY_TAP 1 or 0; CONSECUTIVE 1 or 0; TAPS_X, TAPS_Y; SUM;
 //   HALVES and INV_AREA for SUM_BLOCKS8; BLOCK_X and BLOCK_Y for scale_blocks; TILE_W, TILE_H,
-//   TILE_ROWS and IN_ROWS (the most input rows TILE_ROWS output rows reach) for scale_tiled
+//   TILE_ROWS and IN_ROWS (the most input rows TILE_ROWS output rows reach) for scale_tiled;
+//   WALK and GROUPS16 for scale_rows16
 
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -260,37 +262,40 @@ typedef int16 acc16_t;
                           (uchar16)(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15)))
 #endif
 
-// Input row `r`'s sums for the work-item's four pixels into `h` (int16, their channels side by
-// side): with CONSECUTIVE, pairs of taps from the columns' first taps s0 .. s3 with weights
-// w01 and w23; otherwise each tap gathered at the columns' indices in xe.
+// Input row `r`'s sums for the four pixels of the work-item's group g into `h` (int16, their
+// channels side by side): with CONSECUTIVE, pairs of taps from the columns' first taps s0[g] ..
+// s3[g] with weights w01[g] and w23[g]; otherwise each tap gathered at the columns' indices in
+// xe[g].
 #if CONSECUTIVE
-#define ROW_SUMS16(h, r)                                                                 \
-  {                                                                                      \
-    const __global uint* restrict row_ =                                                 \
-        (const __global uint*)(src + (size_t)((r) - src_first) * src_pitch);             \
-    _Pragma("unroll") for (int i_ = 0; i_ < TAPS_X; i_ += 2) {                           \
-      const int16 t_ = (int16)(TANDEM_MADD_PAIRS(PAIR_PIXELS(row_, s0, s1, i_), w01[i_ / 2]), \
-                               TANDEM_MADD_PAIRS(PAIR_PIXELS(row_, s2, s3, i_), w23[i_ / 2])); \
-      (h) = i_ == 0 ? t_ : (h) + t_;                                                     \
-    }                                                                                    \
+#define ROW_SUMS16(h, r, g)                                                                \
+  {                                                                                        \
+    const __global uint* restrict row_ =                                                   \
+        (const __global uint*)(src + (size_t)((r) - src_first) * src_pitch);               \
+    _Pragma("unroll") for (int i_ = 0; i_ < TAPS_X; i_ += 2) {                             \
+      const int16 t_ =                                                                     \
+          (int16)(TANDEM_MADD_PAIRS(PAIR_PIXELS(row_, s0[g], s1[g], i_), w01[g][i_ / 2]),  \
+                  TANDEM_MADD_PAIRS(PAIR_PIXELS(row_, s2[g], s3[g], i_), w23[g][i_ / 2])); \
+      (h) = i_ == 0 ? t_ : (h) + t_;                                                       \
+    }                                                                                      \
   }
 #else
-#define ROW_SUMS16(h, r)                                                                      \
-  {                                                                                           \
-    const __global uint* restrict row_ =                                                      \
-        (const __global uint*)(src + (size_t)((r) - src_first) * src_pitch);                  \
-    _Pragma("unroll") for (int i_ = 0; i_ < TAPS_X; ++i_) {                                   \
-      const int16 t_ = convert_int16(as_uchar16((uint4)(row_[xe[i_]], row_[xe[2 * TAPS_X + i_]], \
-                                                        row_[xe[4 * TAPS_X + i_]],            \
-                                                        row_[xe[6 * TAPS_X + i_]])));         \
-      (h) = i_ == 0 ? t_ * wx[i_] : (h) + t_ * wx[i_];                                        \
-    }                                                                                         \
+#define ROW_SUMS16(h, r, g)                                                                  \
+  {                                                                                          \
+    const __global uint* restrict row_ =                                                     \
+        (const __global uint*)(src + (size_t)((r) - src_first) * src_pitch);                 \
+    const __global int* restrict xg_ = xe[g];                                                \
+    _Pragma("unroll") for (int i_ = 0; i_ < TAPS_X; ++i_) {                                  \
+      const int16 t_ = convert_int16(as_uchar16((uint4)(                                     \
+          row_[xg_[i_]], row_[xg_[2 * TAPS_X + i_]], row_[xg_[4 * TAPS_X + i_]],             \
+          row_[xg_[6 * TAPS_X + i_]])));                                                     \
+      (h) = i_ == 0 ? t_ * wx[g][i_] : (h) + t_ * wx[g][i_];                                 \
+    }                                                                                        \
   }
 #endif
 
 // scale_rows' arguments, and y1, the band's end; it reads the columns' entries by column, not
-// x_offset's copy by tap. A work-item walks WALK output rows of its four columns from
-// y0 + WALK id(1) (up to y1) with its columns' weights loaded once, and keeps the input rows'
+// x_offset's copy by tap. A work-item walks WALK output rows of GROUPS16 groups of four columns
+// from y0 + WALK id(1) (up to y1) with its columns' weights loaded once, and keeps the input rows'
 // sums of the taps the last output row reached in a ring of TAPS_Y: each output row sums only
 // the input rows the row before did not reach, as row sums would, with no scratch image. The
 // host checked that every output row's taps lie within TAPS_Y consecutive input rows, from its
@@ -299,46 +304,64 @@ __kernel void scale_rows16(const __global uchar* restrict src, int src_first, in
                            __global uchar* restrict dst, int dst_first, int dst_pitch,
                            const __global int* restrict table, int x_offset, int padded_width,
                            int y_offset, int y0, int y1 TANDEM_EPILOGUE_PARAMS) {
-  const int x = 4 * (int)get_global_id(0);
+  const int x0 = 4 * GROUPS16 * (int)get_global_id(0);
   const int first = y0 + WALK * (int)get_global_id(1);
   const int end = min(first + WALK, y1);
-  const __global int* restrict xe = table + x * (2 * TAPS_X);  // column x + p at 2 TAPS_X p
+  const __global int* restrict xe[GROUPS16];
 #if CONSECUTIVE
-  // The four columns' first taps, and their pairs' weights as TANDEM_MADD_PAIRS takes them.
-  const int s0 = xe[0], s1 = xe[2 * TAPS_X], s2 = xe[4 * TAPS_X], s3 = xe[6 * TAPS_X];
-  short16 w01[TAPS_X / 2], w23[TAPS_X / 2];
-#pragma unroll
-  for (int i = 0; i < TAPS_X; i += 2) {
-    const short2 a = (short2)(xe[TAPS_X + i], xe[TAPS_X + i + 1]);
-    const short2 b = (short2)(xe[3 * TAPS_X + i], xe[3 * TAPS_X + i + 1]);
-    const short2 c = (short2)(xe[5 * TAPS_X + i], xe[5 * TAPS_X + i + 1]);
-    const short2 d = (short2)(xe[7 * TAPS_X + i], xe[7 * TAPS_X + i + 1]);
-    w01[i / 2] = (short16)(a, a, a, a, b, b, b, b);
-    w23[i / 2] = (short16)(c, c, c, c, d, d, d, d);
-  }
+  int s0[GROUPS16], s1[GROUPS16], s2[GROUPS16], s3[GROUPS16];
+  short16 w01[GROUPS16][TAPS_X / 2], w23[GROUPS16][TAPS_X / 2];
 #else
-  int16 wx[TAPS_X];
-#pragma unroll
-  for (int i = 0; i < TAPS_X; ++i) {
-    wx[i] = (int16)((int4)xe[TAPS_X + i], (int4)xe[3 * TAPS_X + i], (int4)xe[5 * TAPS_X + i],
-                    (int4)xe[7 * TAPS_X + i]);
-  }
+  int16 wx[GROUPS16][TAPS_X];
 #endif
-  row16_t ring[TAPS_Y];  // input row r's sums at r % TAPS_Y (rows are not negative)
-  int next = 0;          // the first input row not summed yet
+#pragma unroll
+  for (int g = 0; g < GROUPS16; ++g) {
+    // Past the padded width (the row's last work-item), the last group again, not stored.
+    const int x = min(x0 + 4 * g, padded_width - 4);
+    xe[g] = table + x * (2 * TAPS_X);  // column x + p at 2 TAPS_X p
+#if CONSECUTIVE
+    s0[g] = xe[g][0];
+    s1[g] = xe[g][2 * TAPS_X];
+    s2[g] = xe[g][4 * TAPS_X];
+    s3[g] = xe[g][6 * TAPS_X];
+#pragma unroll
+    for (int i = 0; i < TAPS_X; i += 2) {
+      const short2 a = (short2)(xe[g][TAPS_X + i], xe[g][TAPS_X + i + 1]);
+      const short2 b = (short2)(xe[g][3 * TAPS_X + i], xe[g][3 * TAPS_X + i + 1]);
+      const short2 c = (short2)(xe[g][5 * TAPS_X + i], xe[g][5 * TAPS_X + i + 1]);
+      const short2 d = (short2)(xe[g][7 * TAPS_X + i], xe[g][7 * TAPS_X + i + 1]);
+      w01[g][i / 2] = (short16)(a, a, a, a, b, b, b, b);
+      w23[g][i / 2] = (short16)(c, c, c, c, d, d, d, d);
+    }
+#else
+#pragma unroll
+    for (int i = 0; i < TAPS_X; ++i) {
+      wx[g][i] = (int16)((int4)xe[g][TAPS_X + i], (int4)xe[g][3 * TAPS_X + i],
+                         (int4)xe[g][5 * TAPS_X + i], (int4)xe[g][7 * TAPS_X + i]);
+    }
+#endif
+  }
+  row16_t ring[TAPS_Y][GROUPS16];  // input row r's sums at r % TAPS_Y (rows are not negative)
+  int next = 0;                    // the first input row not summed yet
   for (int y = first; y < end; ++y) {
     const __global int* restrict ye = table + y_offset + y * (2 * TAPS_Y);
     for (int r = y == first ? ye[0] : max(next, ye[0]); r <= ye[TAPS_Y - 1]; ++r) {
-      int16 h;
-      ROW_SUMS16(h, r);
-      ring[(uint)r % TAPS_Y] = ROW16(h);
+#pragma unroll
+      for (int g = 0; g < GROUPS16; ++g) {
+        int16 h;
+        ROW_SUMS16(h, r, g);
+        ring[(uint)r % TAPS_Y][g] = ROW16(h);
+      }
     }
     next = ye[TAPS_Y - 1] + 1;
-    acc16_t acc;
-#pragma unroll
-    FOR_ROW_TAPS(j) { ACCUMULATE16(acc, ring[(uint)ye[j] % TAPS_Y], ye[TAPS_Y + j], j); }
     __global uchar* restrict out = dst + (size_t)(y - dst_first) * dst_pitch;
-    TANDEM_STORE4_RGBA8(out, x, FINISH16_8(acc));
+#pragma unroll
+    for (int g = 0; g < GROUPS16; ++g) {
+      acc16_t acc;
+#pragma unroll
+      FOR_ROW_TAPS(j) { ACCUMULATE16(acc, ring[(uint)ye[j] % TAPS_Y][g], ye[TAPS_Y + j], j); }
+      if (x0 + 4 * g < padded_width) TANDEM_STORE4_RGBA8(out, x0 + 4 * g, FINISH16_8(acc));
+    }
   }
 }
 #endif
