@@ -413,10 +413,11 @@ std::shared_ptr<Plan> make_plan(Method method, Size in, Size out, bool u8) {
 
 // The output rows a work-item of scale_rows16 walks: each walk sums its first row's taps_y input
 // rows afresh, so longer walks sum fewer rows, but a walk's column of input rows, taps_y + (walk
-// - 1) * rows_per_row of them a pitch apart, costs more than that saves once it passes 2 taps_y:
-// the lines a work-item touches collide in the core's cache. PoCL, 2 cores (AMD EPYC, AVX2),
-// 1080p, frames alternated in one process, walks of 2 and 4 against the 16 and 32 before:
-// to 1280x720 bilinear 2.33 ms against 3.64 (walk 16), bicubic 3.98 against 6.35, lanczos 7.24
+// - 1) * rows_per_row of them a pitch apart, costs more than that saves once it passes 2 taps_y
+// (measured; why is not: most likely the lines a work-item touches collide in the core's
+// cache, 1080p's pitch of 7680 bytes mapping rows 8 apart to one set). PoCL, 2 cores (AMD EPYC,
+// AVX2), 1080p, frames alternated in one process, walks of 2 and 4 against the 16 and 32 before: to
+// 1280x720 bilinear 2.33 ms against 3.64 (walk 16), bicubic 3.98 against 6.35, lanczos 7.24
 // against 8.75 (walk 32), to 960x540 bicubic 2.37 against 5.67; upscales keep long walks (to
 // 3840x2160 bicubic, walk 9 by this rule, 8 19.5 ms and 16 18.4).
 int row_walk(const Plan& plan) {
