@@ -376,20 +376,40 @@ void Pipeline::Impl::enqueue_frame(InFlight& f, bool held) {
     }
   } else {
     // Every band at once: the others on their devices' threads, the first (a GPU's) here.
+    // Devices that compute while being enqueued start once the others have enqueued: posted
+    // together, PoCL's basic device often began first, and its context's pthread device then
+    // started 3-4 ms late, about its whole band (two one-core devices, 1280x720: a quarter of
+    // the frames; the split policy took that for a fixed cost and left the basic device alone).
     bind_frames(*f.input, *f.output);
     std::mutex done_mutex;
     std::condition_variable done;
-    std::size_t others = order.size() - 1;
-    for (std::size_t i = 1; i < order.size(); ++i) {
-      feeders.post(order[i], [&, d = order[i]] {
-        band(d);
-        std::lock_guard lock(done_mutex);  // held while notifying: this frame outlives it
-        if (--others == 0) done.notify_one();
-      });
-    }
-    band(order.front());
-    std::unique_lock lock(done_mutex);
-    done.wait(lock, [&] { return others == 0; });
+    std::size_t others = 0;
+    // Devices [from, to) of `order` on their threads; `here`, if not null, on this one.
+    auto run = [&](auto from, auto to, const std::size_t* here) {
+      {
+        std::lock_guard lock(done_mutex);
+        others = static_cast<std::size_t>(to - from);
+      }
+      for (auto it = from; it != to; ++it) {
+        feeders.post(*it, [&, d = *it] {
+          band(d);
+          std::lock_guard lock(done_mutex);  // held while notifying: this frame outlives it
+          if (--others == 0) done.notify_one();
+        });
+      }
+      if (here) band(*here);
+      std::unique_lock lock(done_mutex);
+      done.wait(lock, [&] { return others == 0; });
+    };
+    // (Where the first computes at enqueue too, every device does: all start at once.)
+    const auto computing =
+        detail::runs_kernels_at_enqueue(devices[order.front()].info())
+            ? order.end()
+            : std::find_if(order.begin() + 1, order.end(), [&](std::size_t d) {
+                return detail::runs_kernels_at_enqueue(devices[d].info());
+              });
+    run(order.begin() + 1, computing, &order.front());
+    if (computing != order.end()) run(computing, order.end(), nullptr);
   }
   // A program that does not build fails on every device alike: no failover.
   std::exception_ptr first;
