@@ -31,9 +31,13 @@ struct Script {
   enum class Mode { copy, meet, hold, unbuildable } mode = Mode::copy;
   std::mutex mutex;
   std::condition_variable changed;
-  int expected = 0;     // meet: enqueues that must be under way at once
-  int arrived = 0;      // meet: enqueues begun
-  bool all_met = true;  // meet: every enqueue saw the others begin before it ended
+  // meet: enqueues that must be under way at once, first those of devices that take their
+  // context's lock (one a context), then those of devices that compute while being enqueued
+  int expected = 0, expected_computing = 0;
+  int arrived = 0, arrived_computing = 0;  // meet: enqueues begun, of each kind
+  int locked_total = 0, locked_ended = 0;  // meet: enqueues of the first kind, all and ended
+  bool all_met = true;  // meet: every enqueue saw the others of its kind begin before it ended
+  bool computing_early = false;  // meet: one of the second kind began before the first had ended
   std::set<std::thread::id> threads;  // meet: where the enqueues ran
   // meet: devices of each context that take its lock (set by the test), the enqueues under way
   // on them, and the most seen at once in one context.
@@ -43,12 +47,15 @@ struct Script {
   bool released = false;              // hold: the test let the enqueue go on
   bool held_too_long = false;         // hold: the enqueue gave up waiting
 
-  void reset(Mode m, int expect = 0) {
+  void reset(Mode m, int expect = 0, int expect_computing = 0) {
     std::lock_guard lock(mutex);
     mode = m;
     expected = expect;
-    arrived = 0;
+    expected_computing = expect_computing;
+    arrived = arrived_computing = 0;
+    locked_total = locked_ended = 0;
     all_met = true;
+    computing_early = false;
     threads.clear();
     locked_devices.clear();
     in_context.clear();
@@ -66,18 +73,28 @@ struct Script {
     switch (mode) {
       case Mode::copy: return;
       case Mode::meet: {
-        const bool locked = !detail::runs_kernels_at_enqueue(device.info());
-        const int c = device.context_index();
-        if (locked) most_in_a_context = std::max(most_in_a_context, ++in_context[c]);
-        ++arrived;
         threads.insert(std::this_thread::get_id());
+        if (detail::runs_kernels_at_enqueue(device.info())) {
+          computing_early = computing_early || locked_ended < locked_total;
+          ++arrived_computing;
+          changed.notify_all();
+          if (!changed.wait_for(lock, kSafety,
+                                [&] { return arrived_computing >= expected_computing; })) {
+            all_met = false;
+          }
+          return;
+        }
+        const int c = device.context_index();
+        most_in_a_context = std::max(most_in_a_context, ++in_context[c]);
+        ++arrived;
         changed.notify_all();
         if (!changed.wait_for(lock, kSafety, [&] { return arrived >= expected; })) all_met = false;
-        if (locked && locked_devices[c] > 1) {
+        if (locked_devices[c] > 1) {
           // Another device of its context, enqueuing beside it, would begin meanwhile.
           changed.wait_for(lock, kPeerWait, [&] { return in_context[c] > 1; });
         }
-        if (locked) --in_context[c];
+        --in_context[c];
+        ++locked_ended;
         return;
       }
       case Mode::hold:
@@ -172,9 +189,9 @@ TEST(DeviceFeeders, RunEachDevicesJobsInOrderOnAThreadOfItsOwn) {
   EXPECT_NE(*threads[0].begin(), *threads[1].begin());
 }
 
-// Each device's band on its thread: those of devices in different contexts (and of a device that
-// runs its kernels in the enqueue) at once, those of devices of one context one after the other
-// (Pipeline::Impl::context_lock()).
+// Each device's band on its thread: those of devices in different contexts at once, those of
+// devices of one context one after the other (Pipeline::Impl::context_lock()); devices that run
+// their kernels in the enqueue (PoCL's basic) after all of those, at once.
 TEST(Feeding, TheBandsOfOneFrameAreEnqueuedAtOnce) {
   const auto ids = test::device_ids();
   if (ids.size() < 2) GTEST_SKIP() << "needs two OpenCL devices";
@@ -183,23 +200,28 @@ TEST(Feeding, TheBandsOfOneFrameAreEnqueuedAtOnce) {
   for (std::size_t d = 0; d < set.size(); ++d) split += d ? ",1" : "1";  // a band each
   // What can enqueue at once: a context's devices that take its lock count once.
   std::map<int, int> locked_devices;
-  int unlocked = 0;
+  int locked = 0, unlocked = 0;
   for (const Device& device : set.devices()) {
     if (detail::runs_kernels_at_enqueue(device.info())) {
       ++unlocked;
     } else {
+      ++locked;
       ++locked_devices[device.context_index()];
     }
   }
-  const int at_once = unlocked + static_cast<int>(locked_devices.size());
+  const int at_once = static_cast<int>(locked_devices.size());
   Pipeline pipeline(set, Graph::parse("t_scripted"), with_split(split));
   const Frame input = test::random_frame(96, 64, PixelFormat::rgba8, 5);
   Frame output;
   for (int frame = 0; frame < 3; ++frame) {
-    g_script.reset(Script::Mode::meet, at_once);
+    g_script.reset(Script::Mode::meet, at_once, unlocked);
     g_script.locked_devices = locked_devices;
+    g_script.locked_total = locked;
     pipeline.process(input, output);
     EXPECT_TRUE(g_script.all_met) << "frame " << frame << ": a band waited for another's enqueue";
+    EXPECT_FALSE(g_script.computing_early)
+        << "frame " << frame << ": a device that computes in its enqueue began before the others "
+        << "had enqueued";
     EXPECT_LE(g_script.most_in_a_context, 1) << "frame " << frame;
     EXPECT_EQ(g_script.threads.size(), set.size()) << "frame " << frame;
     EXPECT_TRUE(same_pixels(output, input)) << "frame " << frame;

@@ -402,12 +402,11 @@ void Pipeline::Impl::enqueue_frame(InFlight& f, bool held) {
       done.wait(lock, [&] { return others == 0; });
     };
     // (Where the first computes at enqueue too, every device does: all start at once.)
-    const auto computing =
-        detail::runs_kernels_at_enqueue(devices[order.front()].info())
-            ? order.end()
-            : std::find_if(order.begin() + 1, order.end(), [&](std::size_t d) {
-                return detail::runs_kernels_at_enqueue(devices[d].info());
-              });
+    const auto computing = detail::runs_kernels_at_enqueue(devices[order.front()].info())
+                               ? order.end()
+                               : std::find_if(order.begin() + 1, order.end(), [&](std::size_t d) {
+                                   return detail::runs_kernels_at_enqueue(devices[d].info());
+                                 });
     run(order.begin() + 1, computing, &order.front());
     if (computing != order.end()) run(computing, order.end(), nullptr);
   }
