@@ -61,8 +61,15 @@ class Crop final : public Filter {
     const int wide = !cpu ? 0 : r.left % 16 == 0 ? 16 : r.left % 4 == 0 ? 4 : 0;
     const int group = wide == 16 ? 16 : 4;
     static const std::vector<std::string> kSources{"crop.cl"};
-    cl::Program program = ctx.program(kSources, std::string("-DPIXEL_RGBA8=") + (u8 ? "1" : "0") +
-                                                    " -DWIDE_LOADS=" + std::to_string(wide));
+    // A crop that is the graph's output stores those groups, whole cache lines, without reading
+    // the lines first (non-temporal stores on PoCL's CPU devices): 2 cores, the same crop, the
+    // two builds alternated in three rounds: kernel 0.36-0.43 ms against 0.48-0.59, OpenCV's
+    // frame over tandem's 1.20-1.29x against 0.85-1.05x
+    // (bench-results/2026-11-28-vm-s31-crop-streamed.txt).
+    const bool stream = wide == 16 && ctx.streams_output() && !ctx.epilogue();
+    cl::Program program = ctx.program(
+        kSources, std::string("-DPIXEL_RGBA8=") + (u8 ? "1" : "0") + " -DWIDE_LOADS=" +
+                      std::to_string(wide) + (stream ? " -DTANDEM_STREAM_STORES=1" : ""));
     cl::Kernel kernel = ctx.kernel(program, "crop");
     set_image_args(kernel, 0, in);
     set_image_args(kernel, 3, output);

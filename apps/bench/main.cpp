@@ -43,6 +43,7 @@
 #include <nlohmann/json.hpp>
 
 #include "json_layout.hpp"
+#include "quirks.hpp"
 
 #include "tandem/tandem.hpp"
 
@@ -579,7 +580,9 @@ Timed time_graph(DeviceSet& devices, const Graph& graph, const PipelineOptions& 
 
 // A copy in device memory bounds what a filter that reads its frame once and writes it once can
 // reach. One 16-byte element per work-item, as integers and as floats (the two ways the filters
-// load pixels), next to the driver's own clEnqueueCopyBuffer.
+// load pixels), next to the driver's own clEnqueueCopyBuffer; where kernels may store without
+// reading the line first (TANDEM_STREAM_STORE16, PoCL's CPU devices), a copy of 64-byte lines
+// so stored too, as crop's output is.
 constexpr const char* kCopySource = R"CL(
 __kernel void copy_uint4(__global const uint4* restrict src, __global uint4* restrict dst,
                          uint n) {
@@ -591,10 +594,17 @@ __kernel void copy_float4(__global const float4* restrict src, __global float4* 
   const uint i = (uint)get_global_id(0);
   if (i < n) dst[i] = src[i];
 }
+#ifdef STREAM_STORES
+__kernel void copy_uint16_streamed(__global const uint16* restrict src,
+                                   __global uint16* restrict dst, uint n) {
+  const uint i = (uint)get_global_id(0);
+  if (i < n) __builtin_nontemporal_store(src[i], dst + i);
+}
+#endif
 )CL";
 
 struct CopyMethod {
-  std::string name;  // uint4, float4, copy_buffer
+  std::string name;  // uint4, float4, copy_buffer, uint16 streamed
   Summary ms;        // profiling-event time of one copy
   double gbps = NAN;  // (bytes read + bytes written) / median time
 };
@@ -620,7 +630,8 @@ double gb_per_s(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e6) : 
 cl::Program build_copy_program(tandem::Device& device) {
   cl::Program program(device.context(), std::string(kCopySource));
   try {
-    program.build({device.cl_device()}, "");
+    program.build({device.cl_device()},
+                  tandem::detail::has_nontemporal_stores(device.info()) ? "-DSTREAM_STORES" : "");
   } catch (const cl::Error& e) {
     std::string log;
     try {
@@ -633,12 +644,11 @@ cl::Program build_copy_program(tandem::Device& device) {
   return program;
 }
 
-// Times each copy method between two buffers of `bytes` (rounded up to 16) in device memory:
+// Times each copy method between two buffers of `bytes` (rounded up to 64) in device memory:
 // `warmup` untimed copies, then the median of `repeats`, each waited for on its own.
 CopyRow measure_copy(tandem::Device& device, const cl::Program& program, std::size_t bytes,
                      int warmup, int repeats) {
-  const std::size_t elements = (bytes + 15) / 16;
-  const std::size_t size = 16 * elements;
+  const std::size_t size = (bytes + 63) / 64 * 64;
   cl::CommandQueue& queue = device.queue();
   cl::Buffer src(device.context(), CL_MEM_READ_WRITE, size);
   cl::Buffer dst(device.context(), CL_MEM_READ_WRITE, size);
@@ -659,15 +669,22 @@ CopyRow measure_copy(tandem::Device& device, const cl::Program& program, std::si
     if (std::isnan(row.gbps) || m.gbps > row.gbps) row.gbps = m.gbps;
     row.methods.push_back(m);
   };
-  for (const char* name : {"uint4", "float4"}) {
-    cl::Kernel kernel(program, (std::string("copy_") + name).c_str());
+  std::vector<std::pair<std::string, std::size_t>> kernels{{"uint4", 16}, {"float4", 16}};
+  if (tandem::detail::has_nontemporal_stores(device.info())) {
+    kernels.emplace_back("uint16 streamed", 64);
+  }
+  for (const auto& [name, element] : kernels) {
+    const std::size_t elements = size / element;
+    std::string kernel_name = "copy_" + name;
+    std::replace(kernel_name.begin(), kernel_name.end(), ' ', '_');
+    cl::Kernel kernel(program, kernel_name.c_str());
     kernel.setArg(0, src);
     kernel.setArg(1, dst);
     kernel.setArg(2, static_cast<cl_uint>(elements));
     const std::size_t local = std::min<std::size_t>(
         256, kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device.cl_device()));
     const std::size_t global = (elements + local - 1) / local * local;
-    time(name, [&] {
+    time(name.c_str(), [&] {
       cl::Event e;
       queue.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(global), cl::NDRange(local),
                                  nullptr, &e);
@@ -1171,9 +1188,10 @@ int run_filters(const Options& o, const Machine& machine, BinaryDump* dump) {
   std::printf("## Copy bandwidth of each device: the limit\n\n");
   std::printf(
       "One frame's bytes copied between two buffers in device memory: kernels that load and "
-      "store one uint4 or one float4 per work-item, and clEnqueueCopyBuffer; profiling-event "
-      "time, median of %d after %d warm-up copies; GB/s = (bytes read + bytes written) / time. "
-      "The best of the three is the device's copy bandwidth.\n\n",
+      "store one uint4 or one float4 per work-item, clEnqueueCopyBuffer, and on PoCL's CPU "
+      "devices a kernel storing 64-byte lines with non-temporal stores (uint16 streamed, as "
+      "crop's output); profiling-event time, median of %d after %d warm-up copies; GB/s = "
+      "(bytes read + bytes written) / time. The best of them is the device's copy bandwidth.\n\n",
       copy_repeats, copy_warmup);
   std::vector<CopyRow> copies;
   std::map<std::pair<std::size_t, std::size_t>, double> limit;  // (device, bytes) -> GB/s
@@ -1348,12 +1366,20 @@ int run_filters(const Options& o, const Machine& machine, BinaryDump* dump) {
   if (!copies.empty()) {
     std::printf(
         "| device | frame | copy MB | uint4 GB/s | float4 GB/s | clEnqueueCopyBuffer GB/s | "
-        "copy GB/s (best) |\n");
-    std::printf("|---|---|---:|---:|---:|---:|---:|\n");
+        "uint16 streamed GB/s | copy GB/s (best) |\n");
+    std::printf("|---|---|---:|---:|---:|---:|---:|---:|\n");
     for (const CopyRow& c : copies) {
       std::printf("| %s | %s | %.2f |", c.device.c_str(), c.frame.c_str(),
                   static_cast<double>(c.bytes) / 1e6);
-      for (const CopyMethod& m : c.methods) std::printf(" %.2f |", m.gbps);
+      for (const char* name : {"uint4", "float4", "copy_buffer", "uint16 streamed"}) {
+        const auto m = std::find_if(c.methods.begin(), c.methods.end(),
+                                    [&](const CopyMethod& m) { return m.name == name; });
+        if (m == c.methods.end()) {
+          std::printf(" - |");
+        } else {
+          std::printf(" %.2f |", m->gbps);
+        }
+      }
       std::printf(" %.2f |\n", c.gbps);
     }
     std::printf("\n");
@@ -1822,8 +1848,9 @@ int main(int argc, char** argv) {
       "with the interquartile range (and min..max in coexec and stream). filters also gives each device's kernel time per frame "
       "(profiling events, no transfers), the compulsory bytes (input frame read once, output "
       "written once) over that time in GB/s, and that as a percentage of the device's copy "
-      "bandwidth measured in the same run (uint4 and float4 copy kernels and "
-      "clEnqueueCopyBuffer on a frame's bytes in device memory, the best of the three).");
+      "bandwidth measured in the same run (uint4 and float4 copy kernels, "
+      "clEnqueueCopyBuffer and on PoCL's CPU devices a copy with non-temporal stores, on a "
+      "frame's bytes in device memory: the best of them).");
   Options filters, coexec, stream;
   add_mode(app, filters, "filters",
            "Each device's copy bandwidth first (the limit); then every filter on each selected "

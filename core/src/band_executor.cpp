@@ -146,7 +146,8 @@ void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& o
     const int width = plan.sizes[p.output].width;
     const int height = plan.sizes[p.output].height;
     BandContext ctx(device, ws, ProgramCache::global(), width, height, r.lo, r.hi, events.compute,
-                    schedule_, p.has_epilogue() ? &p.epilogue : nullptr);
+                    schedule_, p.has_epilogue() ? &p.epilogue : nullptr,
+                    p.output == output_value);
 
     if (!p.pointwise) {
       std::vector<DeviceImage> in;

@@ -6,6 +6,7 @@
 #include <tbb/parallel_for.h>
 
 #include "kernel_sources.hpp"
+#include "quirks.hpp"
 #include "tandem/device.hpp"
 #include "tandem/error.hpp"
 #include "tandem/program_cache.hpp"
@@ -176,7 +177,7 @@ detail::FilterRegistration::FilterRegistration(FilterSpec (*describe)()) {
 BandContext::BandContext(Device& device, detail::Workspace& workspace, ProgramCache& programs,
                          int frame_width, int frame_height, int y0, int y1,
                          std::vector<cl::Event>& events, Schedule schedule,
-                         const Epilogue* epilogue)
+                         const Epilogue* epilogue, bool output_to_host)
     : device_(device),
       workspace_(workspace),
       programs_(programs),
@@ -188,7 +189,8 @@ BandContext::BandContext(Device& device, detail::Workspace& workspace, ProgramCa
       schedule_(schedule != Schedule::automatic         ? schedule
                 : device.info().type == DeviceType::gpu ? Schedule::tiles
                                                         : Schedule::rows),
-      epilogue_(epilogue) {}
+      epilogue_(epilogue),
+      streams_output_(output_to_host && detail::has_nontemporal_stores(device.info())) {}
 
 cl_uint BandContext::set_epilogue_args(cl::Kernel& kernel, cl_uint index) const {
   if (epilogue_) {

@@ -14,4 +14,11 @@ inline bool runs_kernels_at_enqueue(const DeviceInfo& d) {
          std::string_view(d.name).starts_with("basic");
 }
 
+/// PoCL compiles OpenCL C with clang for its CPU devices, whose __builtin_nontemporal_store
+/// becomes the CPU's streaming stores.
+inline bool has_nontemporal_stores(const DeviceInfo& d) {
+  return d.platform.find("Portable Computing Language") != std::string_view::npos &&
+         d.type == DeviceType::cpu;
+}
+
 }  // namespace tandem::detail

@@ -99,7 +99,8 @@ class BandContext {
  public:
   BandContext(Device& device, detail::Workspace& workspace, ProgramCache& programs, int frame_width,
               int frame_height, int y0, int y1, std::vector<cl::Event>& events,
-              Schedule schedule = Schedule::automatic, const Epilogue* epilogue = nullptr);
+              Schedule schedule = Schedule::automatic, const Epilogue* epilogue = nullptr,
+              bool output_to_host = false);
 
   Device& device() { return device_; }
   cl::CommandQueue& queue();
@@ -117,6 +118,11 @@ class BandContext {
   const Epilogue* epilogue() const { return epilogue_; }
   /// Sets the epilogue's arguments of `kernel` from `index` on; returns the index after them.
   cl_uint set_epilogue_args(cl::Kernel& kernel, cl_uint index) const;
+  /// Whether this band's output is the frame the host reads, on a device whose compiler has
+  /// non-temporal stores (PoCL's CPU devices): a kernel that writes whole cache lines of it may
+  /// build with -DTANDEM_STREAM_STORES=1 and store them through TANDEM_STREAM_STORE16
+  /// (tandem.clh). Nothing reads them back on the device.
+  bool streams_output() const { return streams_output_; }
 
   /// The program built from the sources `sources` (embedded kernels/*.cl or registered with
   /// register_kernel_source(); concatenated, "tandem.clh" first, then the epilogue's, if any)
@@ -152,6 +158,7 @@ class BandContext {
   std::vector<cl::Event>& events_;
   Schedule schedule_;
   const Epilogue* epilogue_;
+  bool streams_output_;
 };
 
 /// One step of a fused point-wise kernel: an OpenCL function from an embedded or registered
