@@ -16,6 +16,8 @@
 //  - scale_tiled (GPUs, where row sums save taps): scale_horizontal's sums of the input rows a
 //    work-group's TILE_ROWS output rows reach, into local memory, then scale_vertical's sums from
 //    there: one launch, and no scratch image in global memory;
+//  - scale_halves16 (CPUs, 2x2 blocks of rgba8): scale_blocks sixteen output pixels a
+//    work-item, a cache line of output a row;
 //  - scale_rows16 (CPUs, 8 bits with integer sums): scale_rows 16 lanes wide, each work-item
 //    walking down WALK output rows of GROUPS16 groups of four columns with the sums of the input
 //    rows it reached in a ring, below.
@@ -221,18 +223,22 @@ __kernel void scale_rows(const __global pixel_t* restrict src, int src_first, in
 //    merged taps, fit; adjacent products added into 32 bits, exactly).
 //  - otherwise (inputs narrower than the taps) each tap a 4-byte gather a pixel.
 // Bilinear's vertical pass in 16 bits as OpenCV's: h >> 4 fits (bytes times weights summing to
-// 2^11, shifted by 4), and so do ((w (h >> 4)) >> 16) and their sum; the products' high halves
-// are one instruction (pmulhw) for 16 lanes.
+// 2^11, shifted by 4), and so do ((w (h >> 4)) >> 16) and their sum. The ring holds the rows'
+// h >> 4 as shorts, and the products' high halves are one instruction (pmulhw) for 16 lanes,
+// which LLVM makes of two shorts widened, multiplied and shifted by 16 (PoCL's mul_hi() is a
+// longer sequence; a ring of ints gave vpmulld: PoCL, 2 cores, 1080p to 1280x720, runs
+// alternated four times each: 1.55-2.05 ms against 1.97-2.36).
 // ROW16(h): an input row's sums as the vertical pass takes them, held in the ring: converted
 // once a row rather than for each output row that reaches it (PoCL, 2 cores, 1080p, alternating
 // frames: to 3840x2160 bicubic 8.8 ms against 10.0, lanczos 10.5 against 11.9). ACCUMULATE16
 // adds row j's, weight w, to the output pixels' sum.
 #if SUM == SUM_LINEAR8
-typedef int16 row16_t;
+typedef short16 row16_t;
 typedef short16 acc16_t;
-#define ROW16(h) convert_int16(convert_short16_sat((h) >> 4))
-#define ACCUMULATE16(acc, v, w, j) \
-  (acc) = ((j) == 0 ? (short16)0 : (acc)) + convert_short16(((v) * (int)(short)(w)) >> 16)
+#define ROW16(h) convert_short16_sat((h) >> 4)
+#define ACCUMULATE16(acc, v, w, j)            \
+  (acc) = ((j) == 0 ? (short16)0 : (acc)) + \
+          convert_short16((convert_int16(v) * (int)(short)(w)) >> 16)
 #define FINISH16_8(acc) convert_uchar16_sat(((acc) + (short)2) >> (short)2)
 #elif SUM == SUM_CUBIC8
 typedef float16 row16_t;
@@ -495,6 +501,44 @@ __kernel void scale_blocks(const __global pixel_t* restrict src, int src_first, 
   TANDEM_STORE4_RGBA32F(out, x, FINISH16(acc));
 #endif
 }
+
+#if defined(BLOCK_X) && PIXEL_RGBA8 && HALVES
+// scale_blocks' 2x2 blocks of rgba8 on CPUs, sixteen output pixels a work-item from x_from on,
+// all inside the width: four of scale_blocks' groups, the same sums, and the row's 64 bytes one
+// cache line, stored through TANDEM_STREAM_STORE16 (non-temporal where the output goes to the
+// host) where no point-wise chain follows, else a group at a time through TANDEM_STORE4_RGBA8.
+// x is a multiple of 16: the input's 128 bytes of each row and the output's line are aligned.
+__kernel void scale_halves16(const __global uchar* restrict src, int src_first, int src_pitch,
+                             __global uchar* restrict dst, int dst_first, int dst_pitch,
+                             int x_from, int y0 TANDEM_EPILOGUE_PARAMS) {
+  const int x = x_from + 16 * (int)get_global_id(0);
+  const int y = y0 + (int)get_global_id(1);
+  const __global uchar16* restrict top =
+      (const __global uchar16*)(src + (size_t)(2 * y - src_first) * src_pitch + 8 * x);
+  const __global uchar16* restrict bottom =
+      (const __global uchar16*)(src + (size_t)(2 * y + 1 - src_first) * src_pitch + 8 * x);
+  uchar16 means[4];
+#pragma unroll
+  for (int g = 0; g < 4; ++g) {
+    const uchar16 a = top[2 * g], b = top[2 * g + 1];
+    const uchar16 c = bottom[2 * g], d = bottom[2 * g + 1];
+    const block_t upper = TO_BLOCK((uchar16)(a.s0123, a.s89ab, b.s0123, b.s89ab)) +
+                          TO_BLOCK((uchar16)(a.s4567, a.scdef, b.s4567, b.scdef));
+    const block_t lower = TO_BLOCK((uchar16)(c.s0123, c.s89ab, d.s0123, d.s89ab)) +
+                          TO_BLOCK((uchar16)(c.s4567, c.scdef, d.s4567, d.scdef));
+    means[g] = FINISH16(upper + lower);
+  }
+  __global uchar* restrict out = dst + (size_t)(y - dst_first) * dst_pitch;
+#ifdef TANDEM_EPILOGUE
+#pragma unroll
+  for (int g = 0; g < 4; ++g) TANDEM_STORE4_RGBA8(out, x + 4 * g, means[g]);
+#else
+  TANDEM_STREAM_STORE16((__global uint16*)(out + 4 * x),
+                        (uint16)(as_uint4(means[0]), as_uint4(means[1]), as_uint4(means[2]),
+                                 as_uint4(means[3])));
+#endif
+}
+#endif
 #endif
 
 #ifdef TILE_W
