@@ -61,8 +61,11 @@ constexpr int kMaxSide = 32768;
 constexpr int kMaxBlock = 8;
 /// scale_tiled's work-group: kTileWidth work-items of four columns by kTileHeight, which
 /// compute the output rows of a tile of kTileRows[k] rows, the tallest whose input rows' sums
-/// fit in kTileLocalBytes of local memory.
-constexpr int kTileWidth = 32;
+/// fit in kTileLocalBytes of local memory. 16 x 8 rather than 32 x 8: H200, kernel medians of
+/// 1080p upscales, 4K bicubic 0.0424 ms against 0.0444, lanczos 0.0750 against 0.0797, rgba32f
+/// bicubic 0.0896 against 0.0931, rgba32f to 2000x1200 lanczos 0.0646 against 0.0921, bilinear
+/// 0.0313 against 0.0312 (bench-results/2026-11-29-h200-s33-scale-4k-experiments.txt).
+constexpr int kTileWidth = 16;
 constexpr int kTileHeight = 8;
 constexpr std::array<int, 3> kTileRows = {32, 16, 8};
 constexpr std::size_t kTileLocalBytes = 48 * 1024;
