@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 
+#include "quirks.hpp"
 #include "tandem/program_cache.hpp"
 
 namespace tandem::detail {
@@ -67,6 +68,7 @@ cl::Buffer BandExecutor::frame_buffer(const Frame& frame, const Device& device,
 }
 
 void BandExecutor::host_wrote(Device& device, const Frame& frame) {
+  if (computes_in_host_pointer(device.info())) return;
   const cl::Buffer buffer = frame_buffer(frame, device, CL_MEM_READ_ONLY);
   void* p = device.queue().enqueueMapBuffer(buffer, CL_FALSE, CL_MAP_WRITE_INVALIDATE_REGION, 0,
                                             frame.capacity());
@@ -265,6 +267,15 @@ void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& o
       queue.enqueueReadBuffer(read.buffer, CL_FALSE, read.offset, read.bytes, read.host, nullptr,
                               &e);
       events.download.push_back(e);
+    }
+    if (computes_in_host_pointer(device.info())) {
+      // The frame's wait is for its last command: one there must be.
+      if (events.compute.empty() && events.download.empty()) {
+        cl::Event e;
+        queue.enqueueMarkerWithWaitList(nullptr, &e);
+        events.compute.push_back(e);
+      }
+      return;
     }
     // Mapping makes the band's rows visible to the host by the rules of OpenCL; for devices
     // that share the host's memory it moves nothing.

@@ -58,9 +58,10 @@ class BandExecutor {
   /// frame and context: zero-copy where the device shares the host's memory.
   cl::Buffer frame_buffer(const Frame& frame, const Device& device, cl_mem_flags flags);
   /// Tells `device` (sharing the host's memory) that the host wrote `frame`: an invalidating map
-  /// and its unmap, which move nothing there. Not blocking: the kernels behind it on the in-order
-  /// queue see the host's rows, and waiting would hold the caller until the frame before on the
-  /// queue was done.
+  /// and its unmap, which move nothing there (and none at all where the device computes in the
+  /// host's pointer, quirks.hpp). Not blocking: the kernels behind it on the in-order queue see
+  /// the host's rows, and waiting would hold the caller until the frame before on the queue was
+  /// done.
   void host_wrote(Device& device, const Frame& frame);
 
  private:
