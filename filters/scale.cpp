@@ -60,8 +60,8 @@ constexpr int kMaxSide = 32768;
 /// The widest whole block scale_blocks loads into registers; wider ones go through the table.
 constexpr int kMaxBlock = 8;
 /// scale_tiled's work-group: kTileWidth work-items of four columns by kTileHeight, which
-/// compute the output rows of a tile of kTileRows[k] rows, the tallest whose input rows' sums
-/// fit in kTileLocalBytes of local memory. 16 x 8 rather than 32 x 8: H200, kernel medians of
+/// compute the output rows of a tile of kTileRows[k] rows, the tallest whose local memory
+/// (tile_local_bytes) fits in kTileLocalBytes. 16 x 8 rather than 32 x 8: H200, kernel medians of
 /// 1080p upscales, 4K bicubic 0.0424 ms against 0.0444, lanczos 0.0750 against 0.0797, rgba32f
 /// bicubic 0.0896 against 0.0931, rgba32f to 2000x1200 lanczos 0.0646 against 0.0921, bilinear
 /// 0.0313 against 0.0312 (bench-results/2026-11-29-h200-s33-scale-4k-experiments.txt).
@@ -238,6 +238,13 @@ int tile_rows(const Axis& y, int height, int window) {
   return rows;
 }
 
+// scale_tiled's local memory: the sums of `input_rows` rows (16 bytes a pixel) and the `rows`
+// output rows' entries of the table (8-bit pixels read those from there).
+std::size_t tile_local_bytes(int rows, int input_rows, int taps_y) {
+  return static_cast<std::size_t>(input_rows) * 4 * kTileWidth * 16 +
+         static_cast<std::size_t>(rows) * 2 * taps_y * sizeof(std::int32_t);
+}
+
 // Whole blocks of `factor` input pixels, weight 1 each.
 Axis block_axis(int factor, int dst) {
   Axis axis;
@@ -380,8 +387,7 @@ std::shared_ptr<Plan> make_plan(Method method, Size in, Size out, bool u8) {
   }
   for (int rows : kTileRows) {
     const int input_rows = tile_rows(y, out.height, rows);
-    if (input_rows > 0 &&
-        static_cast<std::size_t>(input_rows) * 4 * kTileWidth * 16 <= kTileLocalBytes) {
+    if (input_rows > 0 && tile_local_bytes(rows, input_rows, y.taps) <= kTileLocalBytes) {
       plan->tile_rows = rows;
       plan->tile_input_rows = input_rows;
       break;
@@ -741,9 +747,9 @@ class Scale final : public Filter {
     return index + 3;
   }
 
-  // Whether scale_tiled's work-group and its rows of sums (16 bytes a pixel) fit the device.
+  // Whether scale_tiled's work-group and its local memory fit the device.
   static bool fits_tile(const Device& device, const Plan& plan) {
-    const std::size_t bytes = static_cast<std::size_t>(plan.tile_input_rows) * 4 * kTileWidth * 16;
+    const std::size_t bytes = tile_local_bytes(plan.tile_rows, plan.tile_input_rows, plan.taps_y);
     return plan.tile_rows > 0 && kTileWidth * kTileHeight <= device.info().max_work_group_size &&
            bytes <= device.info().local_memory;
   }
