@@ -23,7 +23,7 @@ void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_flag("--no-fuse", o.no_fuse, "Run each point-wise filter as its own pass");
   app.add_flag("--no-planes", o.no_planes,
                "Convert video to RGBA for every graph, also where its filters could work on the "
-               "Y'CbCr planes as they are (gaussian, saturation under BT.709)");
+               "Y'CbCr planes as they are (gaussian, saturation under BT.709, eq with gamma=1)");
   app.add_option("--cl-options", o.cl_options, "Extra OpenCL build options for every program");
   app.add_option("--max-pixels", o.max_pixels,
                  "Refuse input images of more pixels than this, before decoding them (0: no limit)")
