@@ -24,9 +24,9 @@ inline bool has_nontemporal_stores(const DeviceInfo& d) {
 /// PoCL's CPU devices compute in the host's own pointer of a CL_MEM_USE_HOST_PTR buffer, and
 /// their maps and unmaps of it copy nothing (PoCL's clCreateBuffer keeps the host pointer,
 /// aligned or not, and its common driver makes it the device's memory; a map whose pointer is
-/// the device's skips its copy: PoCL 3.1 and later). The calls still
-/// cost the host: two maps and two unmaps a frame, 11-12 us each on a 2-core VM, where leaving
-/// them out takes 0.04-0.05 ms off a frame of crop, pad, hflip or scale
+/// the device's skips its copy: PoCL 3.1 and later). The calls still cost the host: two maps
+/// and two unmaps a frame, 11-12 us each on a 2-core VM, where leaving them out takes
+/// 0.04-0.05 ms off a frame of crop, pad, hflip or scale
 /// (bench-results/2026-11-29-vm-s34-pocl-without-maps.txt). There the wait for a frame's last
 /// command is what makes its rows the host's.
 inline bool computes_in_host_pointer(const DeviceInfo& d) {
