@@ -259,8 +259,7 @@ cl::NDRange BandContext::local_size(std::size_t x_items) const {
   // PoCL compiles a kernel anew for every work-group size, and the size it picks by itself
   // follows the band's height: with the split changing, every frame could pay a compile. A
   // work-group along one row, sized by the frame's width alone, keeps one compiled kernel.
-  if (device_.info().type != DeviceType::cpu ||
-      device_.info().platform.find("Portable Computing Language") == std::string::npos) {
+  if (device_.info().type != DeviceType::cpu || !detail::is_pocl(device_.info())) {
     return cl::NullRange;
   }
   std::size_t lx = 1;

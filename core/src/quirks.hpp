@@ -6,19 +6,22 @@
 
 namespace tandem::detail {
 
+/// Devices of PoCL's platform.
+inline bool is_pocl(const DeviceInfo& d) {
+  return d.platform.find("Portable Computing Language") != std::string_view::npos;
+}
+
 /// PoCL's "basic" CPU device runs each kernel inside clEnqueueNDRangeKernel on the calling
 /// thread (seen with PoCL 3.1): devices enqueued after it would only start once it finished,
 /// so it is enqueued last.
 inline bool runs_kernels_at_enqueue(const DeviceInfo& d) {
-  return d.platform.find("Portable Computing Language") != std::string_view::npos &&
-         std::string_view(d.name).starts_with("basic");
+  return is_pocl(d) && std::string_view(d.name).starts_with("basic");
 }
 
 /// PoCL compiles OpenCL C with clang for its CPU devices, whose __builtin_nontemporal_store
 /// becomes the CPU's streaming stores.
 inline bool has_nontemporal_stores(const DeviceInfo& d) {
-  return d.platform.find("Portable Computing Language") != std::string_view::npos &&
-         d.type == DeviceType::cpu;
+  return is_pocl(d) && d.type == DeviceType::cpu;
 }
 
 /// PoCL's CPU devices compute in the host's own pointer of a CL_MEM_USE_HOST_PTR buffer, and
@@ -30,8 +33,7 @@ inline bool has_nontemporal_stores(const DeviceInfo& d) {
 /// (bench-results/2026-11-29-vm-s34-pocl-without-maps.txt). There the wait for a frame's last
 /// command is what makes its rows the host's.
 inline bool computes_in_host_pointer(const DeviceInfo& d) {
-  return d.platform.find("Portable Computing Language") != std::string_view::npos &&
-         d.type == DeviceType::cpu;
+  return is_pocl(d) && d.type == DeviceType::cpu;
 }
 
 }  // namespace tandem::detail
