@@ -269,12 +269,12 @@ void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& o
       events.download.push_back(e);
     }
     if (computes_in_host_pointer(device.info())) {
-      // The frame's wait is for its last command: one there must be.
-      if (events.compute.empty() && events.download.empty()) {
-        cl::Event e;
-        queue.enqueueMarkerWithWaitList(nullptr, &e);
-        events.compute.push_back(e);
-      }
+      // No map: a marker behind the band's commands is what the frame waits for. (Its events
+      // alone would miss commands a filter put on BandContext::queue() without one, which the
+      // map waited for: the Feeding tests' copies, on the GPU machine's PoCL.)
+      cl::Event e;
+      queue.enqueueMarkerWithWaitList(nullptr, &e);
+      events.download.push_back(e);
       return;
     }
     // Mapping makes the band's rows visible to the host by the rules of OpenCL; for devices
