@@ -39,17 +39,22 @@ class Denoise final : public Filter {
     cl::Program program = ctx.program(
         kSources, "-DSEARCH=" + std::to_string(search_) + " -DPATCH=" + std::to_string(patch_) +
                       " -DPIXEL_RGBA8=" + (u8 ? "1" : "0") + constant);
-    // CPUs on 8 bits: four pixels a work-item, 16 lanes wide (kernels/denoise.cl).
-    const bool rows4 = u8 && ctx.schedule() != Schedule::tiles;
-    cl::Kernel kernel = ctx.kernel(program, rows4 ? "denoise_rows4" : "denoise_nlm");
+    // CPUs on 8 bits: blocks of four pixels by four rows a work-item (kernels/denoise.cl).
+    const bool blocks = u8 && ctx.schedule() != Schedule::tiles;
+    cl::Kernel kernel = ctx.kernel(program, blocks ? "denoise_blocks4" : "denoise_nlm");
     set_image_args(kernel, 0, in);
     set_image_args(kernel, 3, output);
     kernel.setArg(6, ctx.frame_width());
     kernel.setArg(7, ctx.frame_height());
     kernel.setArg(8, ctx.y0());
     const std::size_t width = static_cast<std::size_t>(ctx.frame_width());
-    ctx.enqueue(kernel, rows4 ? (width + 3) / 4 : width,
-                static_cast<std::size_t>(ctx.y1() - ctx.y0()), "denoise (non-local means)");
+    const std::size_t rows = static_cast<std::size_t>(ctx.y1() - ctx.y0());
+    if (blocks) {
+      kernel.setArg(9, ctx.y1());
+      ctx.enqueue(kernel, (width + 3) / 4, (rows + 3) / 4, "denoise (non-local means)");
+    } else {
+      ctx.enqueue(kernel, width, rows, "denoise (non-local means)");
+    }
   }
 
   // The kernel's arithmetic in its order, with its mad() taken as fused multiply-adds.

@@ -28,7 +28,7 @@ TEST_P(DenoiseTest, MatchesHostReferenceOnAwkwardSizes) {
                      std::string(to_string(format)) + " " + graph);
         const Frame input = test::random_frame(size.width, size.height, format, 3 + size.width);
         const Frame want = test::run_reference(graph, input);
-        // Both kernels on every device: denoise_nlm (tiles) and, on 8 bits, denoise_rows4 (rows).
+        // Both kernels on every device: denoise_nlm (tiles) and, on 8 bits, denoise_blocks4 (rows).
         for (Schedule schedule : test::kForcedSchedules) {
           SCOPED_TRACE("schedule " + std::string(to_string(schedule)));
           PipelineOptions options;
