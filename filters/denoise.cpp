@@ -47,14 +47,12 @@ class Denoise final : public Filter {
     kernel.setArg(6, ctx.frame_width());
     kernel.setArg(7, ctx.frame_height());
     kernel.setArg(8, ctx.y0());
+    if (blocks) kernel.setArg(9, ctx.y1());
+    const std::size_t step = blocks ? 4 : 1;  // pixels and rows a work-item
     const std::size_t width = static_cast<std::size_t>(ctx.frame_width());
     const std::size_t rows = static_cast<std::size_t>(ctx.y1() - ctx.y0());
-    if (blocks) {
-      kernel.setArg(9, ctx.y1());
-      ctx.enqueue(kernel, (width + 3) / 4, (rows + 3) / 4, "denoise (non-local means)");
-    } else {
-      ctx.enqueue(kernel, width, rows, "denoise (non-local means)");
-    }
+    ctx.enqueue(kernel, (width + step - 1) / step, (rows + step - 1) / step,
+                "denoise (non-local means)");
   }
 
   // The kernel's arithmetic in its order, with its mad() taken as fused multiply-adds.

@@ -61,13 +61,19 @@ constexpr int kMaxSide = 32768;
 constexpr int kMaxBlock = 8;
 /// scale_tiled's work-group: kTileWidth work-items of four columns by kTileHeight, which
 /// compute the output rows of a tile of kTileRows[k] rows, the tallest whose local memory
-/// (tile_local_bytes) fits in kTileLocalBytes. 16 x 8 rather than 32 x 8: H200, kernel medians of
-/// 1080p upscales, 4K bicubic 0.0424 ms against 0.0444, lanczos 0.0750 against 0.0797, rgba32f
-/// bicubic 0.0896 against 0.0931, rgba32f to 2000x1200 lanczos 0.0646 against 0.0921, bilinear
-/// 0.0313 against 0.0312 (bench-results/2026-11-29-h200-s33-scale-4k-experiments.txt).
+/// (tile_local_bytes) fits in kTileLocalBytes (64 only where kTallTileTaps says). 16 x 8 rather
+/// than 32 x 8: H200, kernel medians of 1080p upscales, 4K bicubic 0.0424 ms against 0.0444,
+/// lanczos 0.0750 against 0.0797, rgba32f bicubic 0.0896 against 0.0931, rgba32f to 2000x1200
+/// lanczos 0.0646 against 0.0921, bilinear 0.0313 against 0.0312
+/// (bench-results/2026-11-29-h200-s33-scale-4k-experiments.txt).
 constexpr int kTileWidth = 16;
 constexpr int kTileHeight = 8;
-constexpr std::array<int, 3> kTileRows = {32, 16, 8};
+constexpr std::array<int, 4> kTileRows = {64, 32, 16, 8};
+/// Tiles of 64 rows only for 8-bit lanczos (8 taps a side): H200, 1080p to 3840x2160, kernel
+/// medians against 32 rows, lanczos 67.3-67.5 us against 72.9-73.0, but bicubic 40.5 against
+/// 41.3, bilinear 31.1-31.2 against 29.9 and to 2880x1620 bicubic 32.3-32.4 against 30.6-30.7
+/// (bench-results/2026-11-29-h200-s36-scale-columns-and-tile-rows.txt).
+constexpr int kTallTileTaps = 8;
 constexpr std::size_t kTileLocalBytes = 48 * 1024;
 /// scale_rows16's groups of four columns a work-item: the 64 bytes of output a row, and about
 /// as many input bytes of each row it reads, where four columns left a work-item most of a cache
@@ -386,6 +392,7 @@ std::shared_ptr<Plan> make_plan(Method method, Size in, Size out, bool u8) {
     }
   }
   for (int rows : kTileRows) {
+    if (rows > 32 && !(u8 && y.taps >= kTallTileTaps)) continue;
     const int input_rows = tile_rows(y, out.height, rows);
     if (input_rows > 0 && tile_local_bytes(rows, input_rows, y.taps) <= kTileLocalBytes) {
       plan->tile_rows = rows;
@@ -525,7 +532,12 @@ class Scale final : public Filter {
     // (median of the eight 0.69) against 0.70-1.08 (0.79), OpenCV's frame over tandem's
     // 0.77-1.05x (0.95) against 0.73-0.98x (0.87).
     const bool halves16 = u8 && plan->halves && ctx.schedule() != Schedule::tiles;
-    const bool stream = halves16 && ctx.streams_output() && !ctx.epilogue();
+    // scale_rows16 streams its four groups' 64 bytes a row likewise: PoCL, 16 Xeon cores, 1080p,
+    // frame medians alternated twice, to 3840x2160 bicubic 1.90-1.96 ms against 1.99, to
+    // 1280x720 bilinear 0.33-0.34 either way; this VM's 2 cores, three times, 1280x720
+    // 0.72-0.73 ms against 0.76-0.85, 3840x2160 bicubic 6.5-6.7 against 6.3-6.5
+    // (bench-results/2026-11-29-s36-scale-streamed-walks.txt).
+    const bool stream = (halves16 || rows16) && ctx.streams_output() && !ctx.epilogue();
     // GPUs (tiles) read the columns' taps from the table's copy by tap, CPUs (rows) in place.
     const std::string options =
         plan->options + " -DPIXEL_RGBA8=" + (u8 ? "1" : "0") +

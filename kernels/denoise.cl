@@ -162,7 +162,6 @@ __kernel void denoise_blocks4(const __global uchar* restrict src, int src_first,
                               int width, int height, int y0, int y1) {
   const int x = 4 * (int)get_global_id(0);
   const int first = y0 + 4 * (int)get_global_id(1);  // the first row this work-item stores
-  if (first >= y1) return;
   if (x < SEARCH + PATCH || x + 3 + SEARCH + PATCH >= width || y1 - y0 < 4) {
     for (int y = first; y < min(first + 4, y1); ++y) {
       __global uchar* restrict out = dst + (size_t)(y - dst_first) * dst_pitch;
