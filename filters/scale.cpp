@@ -68,8 +68,9 @@ constexpr int kMaxBlock = 8;
 /// (bench-results/2026-11-29-h200-s33-scale-4k-experiments.txt).
 constexpr int kTileWidth = 16;
 constexpr int kTileHeight = 8;
-constexpr std::array<int, 4> kTileRows = {64, 32, 16, 8};
-/// Tiles of 64 rows only for 8-bit lanczos (8 taps a side): H200, 1080p to 3840x2160, kernel
+constexpr int kTallTileRows = 64;
+constexpr std::array<int, 4> kTileRows = {kTallTileRows, 32, 16, 8};
+/// Tiles of kTallTileRows only for 8-bit lanczos (8 taps a side): H200, 1080p to 3840x2160, kernel
 /// medians against 32 rows, lanczos 67.3-67.5 us against 72.9-73.0, but bicubic 40.5 against
 /// 41.3, bilinear 31.1-31.2 against 29.9 and to 2880x1620 bicubic 32.3-32.4 against 30.6-30.7
 /// (bench-results/2026-11-29-h200-s36-scale-columns-and-tile-rows.txt).
@@ -392,7 +393,7 @@ std::shared_ptr<Plan> make_plan(Method method, Size in, Size out, bool u8) {
     }
   }
   for (int rows : kTileRows) {
-    if (rows > 32 && !(u8 && y.taps >= kTallTileTaps)) continue;
+    if (rows == kTallTileRows && !(u8 && y.taps >= kTallTileTaps)) continue;
     const int input_rows = tile_rows(y, out.height, rows);
     if (input_rows > 0 && tile_local_bytes(rows, input_rows, y.taps) <= kTileLocalBytes) {
       plan->tile_rows = rows;
