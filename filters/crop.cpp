@@ -13,16 +13,14 @@
 #include "tandem/error.hpp"
 #include "tandem/filter.hpp"
 
+#include "size_expressions.hpp"
+
 namespace tandem {
 namespace {
 
 class Crop final : public Filter {
  public:
-  explicit Crop(const Params& params)
-      : width_(params.integer("w")),
-        height_(params.integer("h")),
-        left_(params.integer("x")),
-        top_(params.integer("y")) {}
+  explicit Crop(const Params& params) : sizes_(params, "crop", true) {}
 
   PixelFormat output_format(std::span<const PixelFormat> inputs) const override {
     if (inputs.size() != 1) throw Error("crop takes one input");
@@ -100,11 +98,12 @@ class Crop final : public Filter {
 
   // The rectangle in an input of `in`: 0 (or -1) sizes are the input's, -1 places it centred.
   Rect rect(Size in) const {
+    const SizeExpressions::Values v = sizes_.evaluate(in);
     Rect r;
-    r.width = width_ > 0 ? width_ : in.width;
-    r.height = height_ > 0 ? height_ : in.height;
-    r.left = left_ >= 0 ? left_ : (in.width - r.width) / 2;
-    r.top = top_ >= 0 ? top_ : (in.height - r.height) / 2;
+    r.width = static_cast<int>(v.w);
+    r.height = static_cast<int>(v.h);
+    r.left = v.x == -1 ? (in.width - r.width) / 2 : static_cast<int>(v.x);
+    r.top = v.y == -1 ? (in.height - r.height) / 2 : static_cast<int>(v.y);
     if (r.left < 0 || r.top < 0 || r.left + r.width > in.width || r.top + r.height > in.height) {
       throw Error(to_string(Size{r.width, r.height}) + " at " + std::to_string(r.left) + "," +
                   std::to_string(r.top) + " leaves the " + to_string(in) + " input");
@@ -112,40 +111,25 @@ class Crop final : public Filter {
     return r;
   }
 
-  int width_, height_, left_, top_;
+  SizeExpressions sizes_;
 };
 
 FilterSpec describe_crop() {
   constexpr double kLargest = 1 << 16;
+  const std::string kExpressions = " (or an expression: iw/2, ih*4/3)";
   return {
       .name = "crop",
       .help =
           "Cuts the w x h rectangle at x, y out of the input, as FFmpeg's crop (by default "
           "the input's size, centred).",
-      .params = {{.name = "w",
-                  .type = ParamType::integer,
-                  .default_value = 0,
-                  .min = -1,
-                  .max = kLargest,
-                  .help = "width of the rectangle (0 or -1: the input's)"},
-                 {.name = "h",
-                  .type = ParamType::integer,
-                  .default_value = 0,
-                  .min = -1,
-                  .max = kLargest,
-                  .help = "height of the rectangle (0 or -1: the input's)"},
-                 {.name = "x",
-                  .type = ParamType::integer,
-                  .default_value = -1,
-                  .min = -1,
-                  .max = kLargest,
-                  .help = "column of its left edge (-1: centred, (input width - w) / 2)"},
-                 {.name = "y",
-                  .type = ParamType::integer,
-                  .default_value = -1,
-                  .min = -1,
-                  .max = kLargest,
-                  .help = "row of its top edge (-1: centred, (input height - h) / 2)"}},
+      .params = {size_param("w", "iw", -1, kLargest,
+                            "width of the rectangle (0 or -1: the input's)" + kExpressions),
+                 size_param("h", "ih", -1, kLargest,
+                            "height of the rectangle (0 or -1: the input's)" + kExpressions),
+                 size_param("x", "(iw-ow)/2", -1, kLargest,
+                            "column of its left edge (-1: centred)" + kExpressions),
+                 size_param("y", "(ih-oh)/2", -1, kLargest,
+                            "row of its top edge (-1: centred)" + kExpressions)},
       .make = [](const Params& p) { return std::make_unique<Crop>(p); },
   };
 }

@@ -15,6 +15,8 @@
 #include "tandem/error.hpp"
 #include "tandem/filter.hpp"
 
+#include "size_expressions.hpp"
+
 namespace tandem {
 namespace {
 
@@ -35,11 +37,7 @@ constexpr Colour kColours[] = {
 class Pad final : public Filter {
  public:
   explicit Pad(const Params& params)
-      : width_(params.integer("w")),
-        height_(params.integer("h")),
-        left_(params.integer("x")),
-        top_(params.integer("y")),
-        colour_(kColours[params.integer("color")]) {
+      : sizes_(params, "pad", true), colour_(kColours[params.integer("color")]) {
     // Float frames take the 8-bit colour normalised, as filters see 8-bit values.
     for (int c = 0; c < 4; ++c) colour_float_[c] = colour_.rgba[c] / 255.0f;
   }
@@ -137,10 +135,11 @@ class Pad final : public Filter {
   // The output's size and where an input of `in` lies on it: 0 (or -1) sizes are the input's,
   // -1 places it centred.
   Placement place(Size in) const {
+    const SizeExpressions::Values v = sizes_.evaluate(in);
     Placement p;
-    p.size = {width_ > 0 ? width_ : in.width, height_ > 0 ? height_ : in.height};
-    p.left = left_ >= 0 ? left_ : (p.size.width - in.width) / 2;
-    p.top = top_ >= 0 ? top_ : (p.size.height - in.height) / 2;
+    p.size = {static_cast<int>(v.w), static_cast<int>(v.h)};
+    p.left = v.x == -1 ? (p.size.width - in.width) / 2 : static_cast<int>(v.x);
+    p.top = v.y == -1 ? (p.size.height - in.height) / 2 : static_cast<int>(v.y);
     if (p.left < 0 || p.top < 0 || p.left + in.width > p.size.width ||
         p.top + in.height > p.size.height) {
       throw Error("the " + to_string(in) + " input at " + std::to_string(p.left) + "," +
@@ -149,7 +148,7 @@ class Pad final : public Filter {
     return p;
   }
 
-  int width_, height_, left_, top_;
+  SizeExpressions sizes_;
   Colour colour_;
   float colour_float_[4];
 };
@@ -158,35 +157,22 @@ FilterSpec describe_pad() {
   constexpr double kLargest = 1 << 16;
   std::vector<std::string> colours;
   for (const Colour& c : kColours) colours.emplace_back(c.name);
+  const std::string kExpressions = " (or an expression: iw+40, (ow-iw)/2)";
   return {
       .name = "pad",
       .help =
           "Places the input at x, y on a w x h frame of one colour, as FFmpeg's pad (by "
           "default at the top left).",
-      .params = {{.name = "w",
-                  .type = ParamType::integer,
-                  .default_value = 0,
-                  .min = -1,
-                  .max = kLargest,
-                  .help = "width of the output, at least the input's (0 or -1: the input's)"},
-                 {.name = "h",
-                  .type = ParamType::integer,
-                  .default_value = 0,
-                  .min = -1,
-                  .max = kLargest,
-                  .help = "height of the output, at least the input's (0 or -1: the input's)"},
-                 {.name = "x",
-                  .type = ParamType::integer,
-                  .default_value = 0,
-                  .min = -1,
-                  .max = kLargest,
-                  .help = "column of the input's left edge (-1: centred)"},
-                 {.name = "y",
-                  .type = ParamType::integer,
-                  .default_value = 0,
-                  .min = -1,
-                  .max = kLargest,
-                  .help = "row of the input's top edge (-1: centred)"},
+      .params = {size_param("w", "iw", -1, kLargest,
+                            "width of the output, at least the input's (0 or -1: the input's)" +
+                                kExpressions),
+                 size_param("h", "ih", -1, kLargest,
+                            "height of the output, at least the input's (0 or -1: the input's)" +
+                                kExpressions),
+                 size_param("x", "0", -1, kLargest,
+                            "column of the input's left edge (-1: centred)" + kExpressions),
+                 size_param("y", "0", -1, kLargest,
+                            "row of the input's top edge (-1: centred)" + kExpressions),
                  {.name = "color",
                   .type = ParamType::choice,
                   .default_value = 0,

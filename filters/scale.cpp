@@ -52,6 +52,8 @@
 #include "tandem/error.hpp"
 #include "tandem/filter.hpp"
 
+#include "size_expressions.hpp"
+
 namespace tandem {
 namespace {
 
@@ -459,9 +461,7 @@ std::uint8_t to_u8(std::int32_t v) {
 class Scale final : public Filter {
  public:
   explicit Scale(const Params& params)
-      : width_(params.integer("w")),
-        height_(params.integer("h")),
-        method_(static_cast<Method>(params.integer("flags"))) {}
+      : sizes_(params, "scale", false), method_(static_cast<Method>(params.integer("flags"))) {}
 
   PixelFormat output_format(std::span<const PixelFormat> inputs) const override {
     if (inputs.size() != 1) throw Error("scale takes one input");
@@ -471,15 +471,25 @@ class Scale final : public Filter {
     return inputs[0];
   }
 
-  // FFmpeg's rules (ff_scale_eval_dimensions): 0 is the input's side; both negative keep the
+  // FFmpeg's rules (ff_scale_eval_dimensions): w, then h (which may use ow), then w again (which
+  // may use oh), each truncated to an integer; 0 is the input's side; both negative keep the
   // input's size; one negative, -n, follows the other side in the input's aspect ratio, rounded
   // to a multiple of n.
   Size output_size(std::span<const Size> inputs) const override {
     if (inputs.size() != 1) throw Error("scale takes one input");
     const Size in = inputs[0];
     if (in.width <= 0 || in.height <= 0) throw Error("cannot scale a " + to_string(in) + " frame");
-    std::int64_t w = width_ == 0 ? in.width : width_;
-    std::int64_t h = height_ == 0 ? in.height : height_;
+    // -n keeps the aspect ratio, rounded to a multiple of n: n up to 64.
+    const auto side = [&](std::int64_t v, int input) -> std::int64_t {
+      if (v < -64) {
+        throw Error(sizes_.describe() + " of a " + to_string(in) + " input makes a side of " +
+                    std::to_string(v) +
+                    ": -n rounds the side kept in proportion to a multiple of n, n up to 64");
+      }
+      return v == 0 ? input : v;
+    };
+    const SizeExpressions::Values v = sizes_.evaluate(in, side);
+    std::int64_t w = v.w, h = v.h;
     if (w < 0 && h < 0) {
       w = in.width;
       h = in.height;
@@ -488,9 +498,8 @@ class Scale final : public Filter {
     } else if (h < 0) {
       h = rescale(w, in.height, static_cast<std::int64_t>(in.width) * -h) * -h;
     }
-    const std::string made = "w=" + std::to_string(width_) + ":h=" + std::to_string(height_) +
-                             " of a " + to_string(in) + " input makes " + std::to_string(w) + "x" +
-                             std::to_string(h);
+    const std::string made = sizes_.describe() + " of a " + to_string(in) + " input makes " +
+                             std::to_string(w) + "x" + std::to_string(h);
     if (w < 1 || h < 1) {
       throw Error(made + ": the " + (w < 1 ? "width" : "height") +
                   " kept in proportion rounds to 0");
@@ -797,7 +806,7 @@ class Scale final : public Filter {
     return buffer;
   }
 
-  int width_, height_;
+  SizeExpressions sizes_;
   Method method_;
   mutable std::mutex mutex_;
   mutable std::map<std::tuple<int, int, int, int, bool>, std::shared_ptr<Plan>> plans_;
@@ -805,25 +814,17 @@ class Scale final : public Filter {
 
 FilterSpec describe_scale() {
   const std::string side =
-      " in pixels; 0 keeps the input's, -1 follows the other side in the input's aspect ratio, "
-      "-n does so rounded to a multiple of n (FFmpeg's scale)";
+      " in pixels, a number or an expression as FFmpeg's scale takes (iw/2, ih*2/3, "
+      "'min(1280,iw)': quoted where it has a comma; w may use oh or h ow, not both): 0 keeps "
+      "the input's, -1 follows the other side in the input's aspect ratio, -n does so rounded "
+      "to a multiple of n (n up to 64)";
   return {
       .name = "scale",
       .help =
           "Resizes the frame as OpenCV's cv::resize does (pixel centres onto pixel centres, "
           "borders replicated): scale=w:h, FFmpeg's sizes.",
-      .params = {{.name = "w",
-                  .type = ParamType::integer,
-                  .default_value = 0,
-                  .min = -64,
-                  .max = kMaxSide,
-                  .help = "output width" + side},
-                 {.name = "h",
-                  .type = ParamType::integer,
-                  .default_value = 0,
-                  .min = -64,
-                  .max = kMaxSide,
-                  .help = "output height" + side},
+      .params = {size_param("w", "iw", -64, kMaxSide, "output width" + side),
+                 size_param("h", "ih", -64, kMaxSide, "output height" + side),
                  {.name = "flags",
                   .type = ParamType::choice,
                   .default_value = static_cast<double>(Method::bicubic),

@@ -55,6 +55,10 @@ mkdir -p "$work/out"
 expect_ok "runs on the sample" -i "$sample" -o "$out" -f "saturation=1.4"
 [ -s "$out" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL no output written"; }
 expect_error "refuses to overwrite without -y" "already exists (use -y" "" -- -i "$sample" -o "$out" -f "saturation=1.4"
+# A mistyped graph is reported before an output that exists: the first thing to fix.
+expect_error "names a bad graph before an existing output" "unknown name 'iwx'" "" -- \
+  -i "$sample" -o "$out" -f "scale=iwx/2:-2"
+grep -q "already exists" "$work/stderr" && { fail=$((fail + 1)); echo "FAIL the bad graph's error also speaks of the output"; }
 expect_ok "overwrites with -y" -i "$sample" -o "$out" -f "saturation=1.4" -y
 rm -f "$out"
 

@@ -347,6 +347,32 @@ TEST(Geometry, BandsInsideThePaddingReadNoInput) {
               {test::split_first(0.3), test::split_first(0.9), "chunks:50"});
 }
 
+// crop's and pad's w, h, x and y take FFmpeg's expressions in the input's size (w first, then
+// h, which may use ow, then w again, then x and y, which may use both), truncated.
+TEST(Geometry, CropAndPadTakeFfmpegsExpressions) {
+  const Size in{120, 90};
+  EXPECT_EQ(Graph::parse("crop=iw/2:ih/2").output_size(in), (Size{60, 45}));
+  EXPECT_EQ(Graph::parse("crop='min(iw,ih)':'min(iw,ih)'").output_size(in), (Size{90, 90}));
+  EXPECT_EQ(Graph::parse("crop=ih*4/3:ih").output_size({160, 90}), (Size{120, 90}));
+  EXPECT_EQ(Graph::parse("crop=w=iw/3:h=ow/a").output_size(in), (Size{40, 30}));
+  EXPECT_EQ(Graph::parse("pad=iw+40:ih+40:20:20").output_size(in), (Size{160, 130}));
+  EXPECT_EQ(Graph::parse("pad='max(iw,ih)':ow:(ow-iw)/2:(oh-ih)/2").output_size(in),
+            (Size{120, 120}));
+  // The pixels are those of the numbers the expressions make.
+  const Frame input = test::random_frame(in.width, in.height, PixelFormat::rgba8, 7);
+  const std::string device = test::device_ids().front();
+  for (const auto& [expression, numbers] : std::vector<std::pair<std::string, std::string>>{
+           {"crop=iw/2:ih/2:iw/4:ih/4", "crop=60:45:30:22"},
+           {"crop=iw/2:ih/3", "crop=60:30:30:30"},  // centred by default: (iw-ow)/2
+           {"pad=iw+41:ih+40:(ow-iw)/2:(oh-ih)/2:color=red", "pad=161:130:20:20:color=red"},
+       }) {
+    SCOPED_TRACE(expression);
+    EXPECT_EQ(test::max_difference(test::run_graph(expression, input, device, "single"),
+                                   test::run_graph(numbers, input, device, "single")),
+              0);
+  }
+}
+
 // Sizes a graph cannot take are errors naming the node and the sizes, before anything runs.
 TEST(Geometry, SizeErrorsNameTheNodeAndTheSizes) {
   auto size_error = [](const std::string& graph, Size input) {
@@ -387,6 +413,18 @@ TEST(Geometry, SizeErrorsNameTheNodeAndTheSizes) {
   EXPECT_THROW(Graph::parse("pad=color=purple"), Error);
   EXPECT_THROW(Graph::parse("crop=w=-2"), Error);
   EXPECT_THROW(Graph::parse("pad=x=-3"), Error);
+
+  // Expressions that leave a side negative, or have no value.
+  EXPECT_NE(size_error("pad=iw-200:ih", {120, 90})
+                .find("pad: w=iw-200:h=ih:x=0:y=0 of a 120x90 "
+                      "input makes a side of -80"),
+            std::string::npos)
+      << size_error("pad=iw-200:ih", {120, 90});
+  EXPECT_NE(size_error("crop=x=iw/0", {120, 90}).find("crop: x=iw/0 of a 120x90 input is infinite"),
+            std::string::npos)
+      << size_error("crop=x=iw/0", {120, 90});
+  EXPECT_NE(test::error_of([] { Graph::parse("crop=iwx/2"); }).find("unknown name 'iwx'"),
+            std::string::npos);
 
   // Filters see the working formats only; they refuse the plane formats by name.
   for (const char* name : {"crop", "pad", "transpose", "hflip", "vflip"}) {

@@ -363,6 +363,7 @@ TEST_F(GraphTest, ParsedGraphsRoundTrip) {
            "[in]t_split[a][b];[b]t_split[c][d];[a][c]t_blend[e];[e][d]t_blend=multiply:0.75",
            "[in]t_split[a][b];[a]t_blur[c];[c]t_copy,[b]t_blend",
            "[src][k]t_blend;[j]t_tone[k];[m]t_copy[j];t_gen[m]",
+           "scale='min(iw,1280)':ih/2:flags=lanczos",
        }) {
     SCOPED_TRACE(text);
     expect_round_trip(Graph::parse(text));

@@ -285,6 +285,18 @@ TEST(Scale, SizesAreFfmpegs) {
   EXPECT_EQ(Graph::parse("scale=-8:100").output_size(hd), (Size{176, 100}));  // 22.2 * 8
   EXPECT_EQ(Graph::parse("scale=3:-1").output_size({1, 1}), (Size{3, 3}));
   EXPECT_EQ(Graph::parse("scale=32768:-1").output_size({32, 32}), (Size{32768, 32768}));
+  // FFmpeg's expressions: w first, then h (which may use ow), then w again (which may use oh);
+  // each truncated.
+  EXPECT_EQ(Graph::parse("scale=iw/2:ih/2").output_size(hd), (Size{960, 540}));
+  EXPECT_EQ(Graph::parse("scale=in_w*2/3:in_h*2/3").output_size(hd), (Size{1280, 720}));
+  EXPECT_EQ(Graph::parse("scale=iw/7:-2").output_size(hd), (Size{274, 154}));  // 274.3, 154.1
+  EXPECT_EQ(Graph::parse("scale=oh*a:720").output_size(hd), (Size{1280, 720}));
+  EXPECT_EQ(Graph::parse("scale=1280:ow/a").output_size(hd), (Size{1280, 720}));
+  EXPECT_EQ(Graph::parse("scale=iw*sar:ih/dar").output_size(hd), (Size{1920, 607}));  // 607.5
+  EXPECT_EQ(Graph::parse("scale='min(1280,iw)':-2").output_size(hd), (Size{1280, 720}));
+  EXPECT_EQ(Graph::parse("scale='trunc(oh*a/2)*2':100").output_size(hd), (Size{176, 100}));
+  EXPECT_EQ(Graph::parse("scale=iw-iw:ih").output_size(hd), hd);  // 0 is the input's side
+  EXPECT_EQ(Graph::parse("scale=w=iw/3:h=-1").output_size({1921, 1081}), (Size{640, 360}));
 }
 
 TEST(Scale, SizeErrorsNameTheSizes) {
@@ -300,11 +312,28 @@ TEST(Scale, SizeErrorsNameTheSizes) {
   EXPECT_NE(large.find("100x1000"), std::string::npos) << large;
   EXPECT_NE(large.find("32768x327680"), std::string::npos) << large;
   EXPECT_NE(large.find("32768"), std::string::npos) << large;
-  // Out of the parameters' ranges, when parsed.
-  for (const char* graph : {"scale=32769:10", "scale=10:-65", "scale=flags=nearest"}) {
+  // Out of the parameters' ranges, or not expressions of theirs, when parsed.
+  for (const char* graph : {"scale=32769:10", "scale=10:-65", "scale=flags=nearest",
+                            "scale=iwx/2:10", "scale=iw/2:(ih", "scale=foo(iw):10"}) {
     const std::string e = error_of([&] { Graph::parse(graph); });
     EXPECT_NE(e, "(no error)") << graph;
     EXPECT_NE(e.find("scale"), std::string::npos) << graph << ": " << e;
+  }
+  const std::string name = error_of([] { Graph::parse("scale=iwx/2:10"); });
+  EXPECT_NE(name.find("unknown name 'iwx'"), std::string::npos) << name;
+  EXPECT_NE(name.find("iw, ih, in_w, in_h, ow, oh"), std::string::npos) << name;
+  // Expressions that have no value for the input: each side named with its expression.
+  const std::vector<std::pair<std::string, std::string>> unsized = {
+      {"scale=oh:ow", "h=ow of a 1920x1080 input is not a number"},
+      {"scale=iw/2:oh*a", "h=oh*a of a 1920x1080 input is not a number"},
+      {"scale=iw/0:10", "w=iw/0 of a 1920x1080 input is infinite"},
+      {"scale=iw*1e9:10", "w=iw*1e9 of a 1920x1080 input is too large"},
+      {"scale=-ih:10", "w=-ih:h=10 of a 1920x1080 input makes a side of -1080"},
+      {"scale=iw*20:-1", "w=iw*20:h=-1 of a 1920x1080 input makes 38400x21600"},
+  };
+  for (const auto& [graph, part] : unsized) {
+    const std::string e = error_of([&] { Graph::parse(graph).output_size({1920, 1080}); });
+    EXPECT_NE(e.find(part), std::string::npos) << graph << ": " << e;
   }
   // A pipeline refuses before running anything.
   DeviceSet devices = DeviceSet::open(device_ids().front());

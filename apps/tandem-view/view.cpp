@@ -331,8 +331,8 @@ void View::draw_parameters() {
     ImGui::TextUnformatted(node.spec->name.c_str());
     for (std::size_t k = 0; k < node.spec->params.size(); ++k) {
       const ParamSpec& p = node.spec->params[k];
-      if (p.type == ParamType::text) {
-        // A file's path: typed in the graph's text box.
+      if (p.textual()) {
+        // A file's path or an expression: typed in the graph's text box.
         ImGui::LabelText(p.name.c_str(), "%s", node.params.text(p.name).c_str());
         continue;
       }

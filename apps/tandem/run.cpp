@@ -128,12 +128,13 @@ int run(const RunOptions& o) {
     throw tandem::Error("cannot write '" + o.output +
                         "': unknown image format (png, jpg, tif, bmp, hdr, exr)");
   }
+  // Everything that can be checked before the work starts is checked first, the graph before
+  // the output: a mistyped filter is the first thing to fix.
+  tandem::Graph graph = tandem::Graph::parse(o.graph);
   std::error_code ec;
   if (fs::exists(o.output, ec) && !o.overwrite) {
     throw tandem::Error("output '" + o.output + "' already exists (use -y to overwrite it)");
   }
-  // Everything that can be checked before the work starts is checked first.
-  tandem::Graph graph = tandem::Graph::parse(o.graph);
   tandem::Frame input = tandem::read_image(o.input, tandem::kMinRowAlignment, o.max_pixels);
   graph.validate(input.format());
   graph.output_size({input.width(), input.height()});

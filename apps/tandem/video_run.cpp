@@ -168,11 +168,11 @@ void adapt_to_hdr(tandem::Graph& graph, const tandem::VideoReader& reader,
 }  // namespace
 
 int run_video(const RunOptions& o, tandem::AtomicFile* report, const SegmentRun* part) {
+  tandem::Graph graph = video_graph(o);  // the graph before the output, as for images
   std::error_code ec;
   if (o.output != "-" && fs::exists(o.output, ec) && !o.overwrite) {
     throw tandem::Error("output '" + o.output + "' already exists (use -y to overwrite it)");
   }
-  tandem::Graph graph = video_graph(o);
   std::optional<tandem::KeyFrameIndex> own_index;
   std::optional<SegmentRun> own_part;
   if (!part && !o.segment.empty()) {
@@ -339,12 +339,12 @@ int run_video_to_images(const RunOptions& o, tandem::AtomicFile* report) {
                         fs::path(o.output).extension().string());
   }
   const fs::path first = sequence ? tandem::image_sequence_path(o.output, 1) : fs::path(o.output);
+  tandem::Graph graph = video_graph(o);
   std::error_code ec;
   if (fs::exists(first, ec) && !o.overwrite) {
     throw tandem::Error("output '" + first.string() + "' already exists (use -y to overwrite it)");
   }
   { const tandem::AtomicFile writable(first); }  // an unwritable place fails before any work
-  tandem::Graph graph = video_graph(o);
   tandem::VideoReaderOptions ro = reader_options(o);
   if (!sequence) ro.max_frames = 1;
   tandem::VideoReader reader(o.input, ro);

@@ -604,7 +604,7 @@ int Graph::add(std::string_view name, const Params& params, std::vector<PadRef> 
                     std::to_string(i) + " is '" + key + "', not '" + params.specs()[i].name + "'");
       }
       try {
-        if (spec.params[i].type == ParamType::text) {
+        if (spec.params[i].textual()) {
           node.params.set_text(key, params.text(key));
         } else {
           node.params.set(key, params.values()[i]);

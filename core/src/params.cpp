@@ -2,8 +2,10 @@
 
 #include <charconv>
 #include <cmath>
+#include <optional>
 
 #include "tandem/error.hpp"
+#include "tandem/expression.hpp"
 
 namespace tandem {
 namespace {
@@ -18,7 +20,7 @@ std::string number(double v) {
 }  // namespace
 
 std::string ParamSpec::format(double value) const {
-  if (type == ParamType::text) throw Error("internal: '" + name + "' is text (Params::format)");
+  if (textual()) throw Error("internal: '" + name + "' is text (Params::format)");
   if (type == ParamType::choice) return choices.at(static_cast<std::size_t>(value));
   if (type == ParamType::integer) return std::to_string(static_cast<long long>(value));
   return number(value);
@@ -28,6 +30,12 @@ std::string ParamSpec::describe_range() const {
   std::string range;
   if (type == ParamType::text) {
     return default_text.empty() ? "text, required" : "text, default '" + default_text + "'";
+  }
+  if (type == ParamType::expression) {
+    std::string in;
+    for (const auto& n : names) in += (in.empty() ? "" : ", ") + n;
+    return "a number" + (max > min ? " " + number(min) + ".." + number(max) : std::string()) +
+           " or an expression in " + in + ", default '" + default_text + "'";
   }
   if (type == ParamType::choice) {
     for (const auto& c : choices) range += (range.empty() ? "" : "|") + c;
@@ -55,9 +63,23 @@ double ParamSpec::parse(std::string_view text) const {
     }
     return fail("not one of the choices");
   }
-  if (type == ParamType::text) {
+  if (textual()) {
     if (text.empty()) return fail("empty");
     if (text.find('\'') != std::string_view::npos) return fail("a graph cannot quote a quote");
+    if (type == ParamType::expression) {
+      std::optional<Expression> e;
+      try {
+        e = Expression::parse(text, names);
+      } catch (const Error& error) {
+        throw Error("invalid value '" + std::string(text) + "' for '" + name +
+                    "': " + error.what());
+      }
+      // A number alone is held to the range now; expressions once their names have values.
+      if (max > min && e->constant()) {
+        const double v = e->evaluate({});
+        if (!(v >= min && v <= max)) return fail("out of range");
+      }
+    }
     return 0.0;
   }
   double value = 0;
@@ -76,7 +98,7 @@ double ParamSpec::check(double value, std::string_view text) const {
                 describe_range() + ")");
   };
   if (!std::isfinite(value)) return fail("not a number");
-  if (type == ParamType::text) return value == 0 ? value : fail("a text parameter's value is 0");
+  if (textual()) return value == 0 ? value : fail("a text parameter's value is 0");
   if (type == ParamType::choice) {
     if (value < 0 || value >= static_cast<double>(choices.size()) || value != std::floor(value)) {
       return fail("not one of the choices");
@@ -92,7 +114,7 @@ Params::Params(std::span<const ParamSpec> specs) : specs_(specs) {
   values_.reserve(specs.size());
   texts_.reserve(specs.size());
   for (const auto& s : specs) {
-    values_.push_back(s.type == ParamType::text ? 0.0 : s.default_value);
+    values_.push_back(s.textual() ? 0.0 : s.default_value);
     texts_.push_back(s.default_text);
   }
 }
@@ -111,21 +133,20 @@ double Params::operator[](std::string_view name) const { return values_[index(na
 
 const std::string& Params::text(std::string_view name) const {
   const std::size_t i = index(name);
-  if (specs_[i].type != ParamType::text)
-    throw Error("internal: '" + specs_[i].name + "' is no text");
+  if (!specs_[i].textual()) throw Error("internal: '" + specs_[i].name + "' is no text");
   return texts_[i];
 }
 
 std::string Params::format(std::size_t i) const {
-  if (specs_[i].type != ParamType::text) return specs_[i].format(values_[i]);
+  if (!specs_[i].textual()) return specs_[i].format(values_[i]);
   // The graph parser's delimiters and spaces need quotes (a path with none needs none).
   const std::string& t = texts_[i];
   return t.find_first_of(" \t\n=:,;[]'") == std::string::npos ? t : "'" + t + "'";
 }
 
 bool Params::is_default(std::size_t i) const {
-  return specs_[i].type == ParamType::text ? texts_[i] == specs_[i].default_text
-                                           : values_[i] == specs_[i].default_value;
+  return specs_[i].textual() ? texts_[i] == specs_[i].default_text
+                             : values_[i] == specs_[i].default_value;
 }
 
 void Params::set(std::string_view name, double value) {
@@ -136,7 +157,7 @@ void Params::set(std::string_view name, double value) {
 void Params::set_text(std::string_view name, std::string_view text) {
   const std::size_t i = index(name);
   values_[i] = specs_[i].parse(text);
-  if (specs_[i].type == ParamType::text) texts_[i] = std::string(text);
+  if (specs_[i].textual()) texts_[i] = std::string(text);
 }
 
 }  // namespace tandem

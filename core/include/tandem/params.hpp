@@ -14,6 +14,9 @@ enum class ParamType {
   integer,  ///< an integer value in [min, max]
   choice,   ///< one of `choices`, stored as its index
   text,     ///< a string, such as a file's path (Params::text()); its value is 0
+  /// An arithmetic expression in `names` (Expression), held as its text like a text
+  /// parameter; the filter evaluates it where the names' values are known (the frame's size)
+  expression,
 };
 
 struct ParamSpec {
@@ -26,14 +29,21 @@ struct ParamSpec {
   std::vector<std::string> choices;
   /// When true the minimum itself is not allowed (sigma > 0).
   bool min_exclusive = false;
-  /// A text parameter's default.
+  /// A text or expression parameter's default.
   std::string default_text;
+  /// The names an expression parameter may use. Where max > min, an expression that is a
+  /// number alone must lie in [min, max] when parsed.
+  std::vector<std::string> names;
+
+  /// Whether the value is text (Params::text()): text and expression parameters.
+  bool textual() const { return type == ParamType::text || type == ParamType::expression; }
 
   /// "1.5", "12", "reinhard": the value as a graph string writes it (not for text parameters:
   /// Params::format()).
   std::string format(double value) const;
   /// Parses and range-checks `text`; throws Error("...") describing the accepted values. A
-  /// text parameter takes any text but an empty one and gives 0.
+  /// text parameter takes any text but an empty one and gives 0; an expression parameter any
+  /// expression in its names (Expression::parse) and gives 0.
   double parse(std::string_view text) const;
   /// Range-checks `value` (a choice's index); throws Error like parse(). `text` is what the
   /// user wrote, for the message.
@@ -51,7 +61,7 @@ class Params {
 
   double operator[](std::string_view name) const;
   int integer(std::string_view name) const { return static_cast<int>((*this)[name]); }
-  /// A text parameter's value.
+  /// A text or expression parameter's value.
   const std::string& text(std::string_view name) const;
   /// Parameter `i`'s value as a graph string writes it, quoted where it must be ('a b:c').
   std::string format(std::size_t i) const;
@@ -59,7 +69,8 @@ class Params {
   bool is_default(std::size_t i) const;
   /// Sets a value after checking it against the table; throws Error when out of range.
   void set(std::string_view name, double value);
-  /// Parses `text` with the parameter's spec and sets it (a text parameter to `text`).
+  /// Parses `text` with the parameter's spec and sets it (a text or expression parameter to
+  /// `text`).
   void set_text(std::string_view name, std::string_view text);
   std::span<const ParamSpec> specs() const { return specs_; }
   /// Numbers by the table's order (0 for text parameters).

@@ -2,6 +2,7 @@
 // The umbrella header of tandem: devices, frames, filters, graphs and the co-executing pipeline.
 #include "tandem/device.hpp"
 #include "tandem/error.hpp"
+#include "tandem/expression.hpp"
 #include "tandem/filter.hpp"
 #include "tandem/frame.hpp"
 #include "tandem/graph.hpp"
