@@ -20,7 +20,7 @@ namespace {
 
 class Crop final : public Filter {
  public:
-  explicit Crop(const Params& params) : sizes_(params, "crop", true) {}
+  explicit Crop(const Params& params) : sizes_(params, SizeRounding::nearest, true) {}
 
   PixelFormat output_format(std::span<const PixelFormat> inputs) const override {
     if (inputs.size() != 1) throw Error("crop takes one input");

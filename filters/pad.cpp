@@ -37,7 +37,7 @@ constexpr Colour kColours[] = {
 class Pad final : public Filter {
  public:
   explicit Pad(const Params& params)
-      : sizes_(params, "pad", true), colour_(kColours[params.integer("color")]) {
+      : sizes_(params, SizeRounding::truncate, true), colour_(kColours[params.integer("color")]) {
     // Float frames take the 8-bit colour normalised, as filters see 8-bit values.
     for (int c = 0; c < 4; ++c) colour_float_[c] = colour_.rgba[c] / 255.0f;
   }

@@ -18,14 +18,14 @@ const std::vector<std::string>& size_names() {
   return names;
 }
 
-SizeExpressions::SizeExpressions(const Params& params, std::string filter, bool position)
-    : filter_(std::move(filter)) {
+SizeExpressions::SizeExpressions(const Params& params, SizeRounding rounding, bool position)
+    : rounding_(rounding) {
   for (int i = 0; i < (position ? 4 : 2); ++i) {
     expressions_.push_back(Expression::parse(params.text(kOptions[i]), size_names()));
   }
 }
 
-std::int64_t SizeExpressions::value(int which, Size in, double ow, double oh) const {
+double SizeExpressions::value(int which, Size in, double ow, double oh) const {
   const Expression& e = expressions_[static_cast<std::size_t>(which)];
   const double a = static_cast<double>(in.width) / in.height;
   const double values[] = {static_cast<double>(in.width),
@@ -40,7 +40,7 @@ std::int64_t SizeExpressions::value(int which, Size in, double ow, double oh) co
                            1.0,
                            a};
   const double v = e.evaluate(values);
-  if (std::isfinite(v) && std::abs(v) <= 1e9) return static_cast<std::int64_t>(v);
+  if (std::isfinite(v) && std::abs(v) <= 1e9) return v;
   const bool sizes = e.uses(4) || e.uses(5) || e.uses(6) || e.uses(7);
   throw Error(std::string(kOptions[which]) + "=" + e.text() + " of a " + to_string(in) +
               " input is " +
@@ -50,6 +50,11 @@ std::int64_t SizeExpressions::value(int which, Size in, double ow, double oh) co
               (std::isnan(v) && sizes && which < 2
                    ? " (w may use oh or h ow, not both, and neither its own side)"
                    : ""));
+}
+
+std::int64_t SizeExpressions::integer(double value) const {
+  return static_cast<std::int64_t>(rounding_ == SizeRounding::nearest ? std::nearbyint(value)
+                                                                      : value);
 }
 
 SizeExpressions::Values SizeExpressions::evaluate(Size in) const {

@@ -371,6 +371,22 @@ TEST(Geometry, CropAndPadTakeFfmpegsExpressions) {
                                    test::run_graph(numbers, input, device, "single")),
               0);
   }
+  // Each filter makes integers as FFmpeg's does, and ow and oh stand for what FFmpeg's do: crop
+  // rounds to nearest (lrint) and its x, y see ow and oh unrounded; pad truncates and its x, y
+  // see them unrounded. FFmpeg 5.1 on a 451x300 picture made these (identical pixels).
+  const Frame odd = test::random_frame(451, 300, PixelFormat::rgba8, 8);
+  for (const auto& [expression, numbers] : std::vector<std::pair<std::string, std::string>>{
+           {"crop=iw/2:ih/3", "crop=226:100:113:100"},  // 225.5 -> 226; x (451 - 225.5) / 2
+           {"pad=iw*1.5:ih*1.25:(ow-iw)/2:(oh-ih)/2", "pad=676:375:112:37"},  // 676.5, 112.75
+       }) {
+    SCOPED_TRACE(expression);
+    EXPECT_EQ(test::max_difference(test::run_graph(expression, odd, device, "single"),
+                                   test::run_graph(numbers, odd, device, "single")),
+              0);
+  }
+  EXPECT_EQ(Graph::parse("crop=iw/2:ih/3").output_size({451, 300}), (Size{226, 100}));
+  EXPECT_EQ(Graph::parse("pad=iw*1.5:ih*1.25").output_size({451, 300}), (Size{676, 375}));
+  EXPECT_EQ(Graph::parse("scale=iw/2:-1").output_size({451, 300}), (Size{225, 150}));  // truncated
 }
 
 // Sizes a graph cannot take are errors naming the node and the sizes, before anything runs.
