@@ -461,7 +461,8 @@ std::uint8_t to_u8(std::int32_t v) {
 class Scale final : public Filter {
  public:
   explicit Scale(const Params& params)
-      : sizes_(params, SizeRounding::truncate_sides, false), method_(static_cast<Method>(params.integer("flags"))) {}
+      : sizes_(params, SizeRounding::truncate_sides, false),
+        method_(static_cast<Method>(params.integer("flags"))) {}
 
   PixelFormat output_format(std::span<const PixelFormat> inputs) const override {
     if (inputs.size() != 1) throw Error("scale takes one input");
