@@ -2,7 +2,7 @@
 // video signal (PQ, HLG; BT.2020 primaries optionally converted to BT.709), to an 8-bit sRGB
 // picture. Point-wise; reinhard and drago adapt to the frame's statistics (log-average and
 // maximum luminance), and bt2390 and mobius without a stated peak take the maximum as theirs,
-// which the executor gathers in the curve's own kernel (tandem_tonemap_stats) and hands to the
+// which the executor gathers in the curve's own kernel (tandem_tonemap_OP_stats) and hands to the
 // next run: a still's pre-pass, a video's next frame.
 #include <algorithm>
 #include <array>
@@ -181,7 +181,9 @@ class Tonemap final : public Filter {
                std::string("tandem_tonemap_") + kOpNames[static_cast<int>(op_)],
                {},
                {},
-               needs_frame_stats() ? "tandem_tonemap_stats" : ""} {
+               needs_frame_stats()
+                   ? std::string("tandem_tonemap_") + kOpNames[static_cast<int>(op_)] + "_stats"
+                   : ""} {
     update_stage();
   }
 

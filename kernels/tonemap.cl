@@ -167,20 +167,21 @@ inline float4 tandem_tonemap_output(float3 c, float alpha) {
   return (float4)(encoded, alpha);
 }
 
+// The curves. Each takes the input as tandem_tonemap_input() decoded it, c, and the input
+// pixel's alpha; TANDEM_TONEMAP_STAGE below makes the stage functions of them.
+
 // Reinhard et al. 2002, global: L = key / Lavg * Lw, Ld = L (1 + L / white^2) / (1 + L), and
 // each channel scaled by Ld / Lw = key / Lavg * (1 + L / white^2) / (1 + L).
-inline float4 tandem_tonemap_reinhard(float4 px, float16 p) {
-  const float3 c = tandem_tonemap_input(px, p);
+inline float4 tandem_tonemap_reinhard_of(float3 c, float alpha, float16 p) {
   const float l = p.s2 * tandem_tonemap_luminance(c);
   const float ratio = p.s2 * mad(l, p.s3, 1.0f) / (1.0f + l);
-  return tandem_tonemap_output(c * ratio, px.w);
+  return tandem_tonemap_output(c * ratio, alpha);
 }
 
 // Narkowicz's fit of the ACES filmic curve, per channel.
-inline float4 tandem_tonemap_aces(float4 px, float16 p) {
-  const float3 x = tandem_tonemap_input(px, p);
+inline float4 tandem_tonemap_aces_of(float3 x, float alpha, float16 p) {
   const float3 y = x * mad(2.51f, x, 0.03f) / mad(x, mad(2.43f, x, 0.59f), 0.14f);
-  return tandem_tonemap_output(y, px.w);
+  return tandem_tonemap_output(y, alpha);
 }
 
 // Hable's Uncharted 2 curve (A 0.15, B 0.50, C 0.10, D 0.20, E 0.02, F 0.30) of 2x, over f(W).
@@ -189,29 +190,26 @@ inline float3 tandem_hable_curve(float3 x) {
          0.02f / 0.30f;
 }
 
-inline float4 tandem_tonemap_hable(float4 px, float16 p) {
-  const float3 x = tandem_tonemap_input(px, p);
-  return tandem_tonemap_output(tandem_hable_curve(2.0f * x) * p.s2, px.w);
+inline float4 tandem_tonemap_hable_of(float3 x, float alpha, float16 p) {
+  return tandem_tonemap_output(tandem_hable_curve(2.0f * x) * p.s2, alpha);
 }
 
 // Drago et al. 2003 with Ldmax = 100, on luminance scaled by the world adaptation luminance
 // (the log-average), as the paper does: with Lw' = Lw / Lavg, Lmax' = Lmax / Lavg,
 // Ld = log(Lw' + 1) / log10(Lmax' + 1) / log(2 + 8 (Lw' / Lmax')^(log(bias) / log(0.5))),
 // and channels scaled by Ld / Lw.
-inline float4 tandem_tonemap_drago(float4 px, float16 p) {
-  const float3 c = tandem_tonemap_input(px, p);
+inline float4 tandem_tonemap_drago_of(float3 c, float alpha, float16 p) {
   const float lw = tandem_tonemap_luminance(c);
   const float l = lw * p.s5;
   const float ld = p.s3 * log1p(l) / log(mad(8.0f, exp2(log2(l * p.s2) * p.s4), 2.0f));
   const float ratio = lw > 0.0f ? ld / lw : 0.0f;
-  return tandem_tonemap_output(c * ratio, px.w);
+  return tandem_tonemap_output(c * ratio, alpha);
 }
 
 // ITU-R BT.2390's EETF on luminance, in the PQ signal of nits: the source's range [0, peak]
 // normalised to [0, 1]; below the knee KS unchanged, above it a Hermite spline to maxLum (the
 // target's peak, here reference white, 203 nits); channels scaled by the luminance's ratio.
-inline float4 tandem_tonemap_bt2390(float4 px, float16 p) {
-  const float3 c = tandem_tonemap_input(px, p);
+inline float4 tandem_tonemap_bt2390_of(float3 c, float alpha, float16 p) {
   const float l = tandem_tonemap_luminance(c);
   const float e1 = tandem_nits_to_pq(l * 203.0f) / p.s2;
   float e2 = e1;
@@ -225,25 +223,43 @@ inline float4 tandem_tonemap_bt2390(float4 px, float16 p) {
   }
   const float ld = tandem_pq_to_nits(fmin(e2, 1.0f) * p.s2) * (1.0f / 203.0f);
   const float ratio = l > 0.0f ? ld / l : 0.0f;
-  return tandem_tonemap_output(c * ratio, px.w);
+  return tandem_tonemap_output(c * ratio, alpha);
 }
 
 // Mobius (as FFmpeg's tonemap filter has it), on luminance: unchanged up to j = 0.3, then a
 // Mobius transform that reaches 1 at the peak; channels scaled by the luminance's ratio.
-inline float4 tandem_tonemap_mobius(float4 px, float16 p) {
-  const float3 c = tandem_tonemap_input(px, p);
+inline float4 tandem_tonemap_mobius_of(float3 c, float alpha, float16 p) {
   const float l = tandem_tonemap_luminance(c);
   const float ld = l <= 0.3f ? l : p.s4 * (l + p.s2) / (l + p.s3);
   const float ratio = l > 0.0f ? ld / l : 0.0f;
-  return tandem_tonemap_output(c * ratio, px.w);
+  return tandem_tonemap_output(c * ratio, alpha);
 }
 
-inline float4 tandem_tonemap_linear(float4 px, float16 p) {
-  return tandem_tonemap_output(tandem_tonemap_input(px, p), px.w);
+inline float4 tandem_tonemap_linear_of(float3 c, float alpha, float16 p) {
+  return tandem_tonemap_output(c, alpha);
 }
 
-// The luminance Lw the curves see of one input pixel, for the frame statistics: the executor
-// reduces (ln(1e-4 + Lw), Lw) inside the stage's kernel (tandem_stats_group in tandem.clh).
-inline float tandem_tonemap_stats(float4 px, float16 p) {
-  return tandem_tonemap_luminance(tandem_tonemap_input(px, p));
-}
+// A curve's stage function, tandem_tonemap_OP, and its frame statistics' form,
+// tandem_tonemap_OP_stats (PointwiseStage::stats_function), which also leaves in *l the
+// luminance Lw the curves see of the pixel: the executor reduces (ln(1e-4 + Lw), Lw) inside the
+// stage's kernel (tandem_stats_group in tandem.clh). Both decode the input once: called apart,
+// the decoding's branches kept NVIDIA's compiler from sharing it, and the H200 took 30.6 us
+// for a 1080p float frame of reinhard against 26.2
+// (bench-results/2026-11-29-h200-s38-tonemap-statistics.txt).
+#define TANDEM_TONEMAP_STAGE(op)                                            \
+  inline float4 tandem_tonemap_##op(float4 px, float16 p) {                 \
+    return tandem_tonemap_##op##_of(tandem_tonemap_input(px, p), px.w, p);  \
+  }                                                                         \
+  inline float4 tandem_tonemap_##op##_stats(float4 px, float16 p, float* l) { \
+    const float3 c = tandem_tonemap_input(px, p);                           \
+    *l = tandem_tonemap_luminance(c);                                       \
+    return tandem_tonemap_##op##_of(c, px.w, p);                            \
+  }
+
+TANDEM_TONEMAP_STAGE(reinhard)
+TANDEM_TONEMAP_STAGE(aces)
+TANDEM_TONEMAP_STAGE(hable)
+TANDEM_TONEMAP_STAGE(drago)
+TANDEM_TONEMAP_STAGE(bt2390)
+TANDEM_TONEMAP_STAGE(mobius)
+TANDEM_TONEMAP_STAGE(linear)

@@ -218,7 +218,7 @@ void BandExecutor::enqueue(std::size_t d, int slot, const Frame& input, Frame& o
       continue;
     }
     // The kernel leaves a statistics partial per work-group of each row it computes.
-    const std::size_t group = stats_group(items);
+    const std::size_t group = stats_group(items, device.info());
     const std::size_t groups = items / group;
     const cl::Buffer partial =
         ws.buffer(device.context(), this, kStatsSlotBase - static_cast<int>(pi),

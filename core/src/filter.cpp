@@ -37,6 +37,7 @@ std::string device_options(const DeviceInfo& d) {
   std::string options = "-cl-std=CL1.2 -w";
   options += d.type == DeviceType::gpu ? " -DTANDEM_GPU=1" : " -DTANDEM_CPU=1";
   options += " -DTANDEM_VECTOR_WIDTH=" + std::to_string(std::max(1u, d.preferred_vector_width_char));
+  if (detail::has_warp_shuffles(d)) options += " -DTANDEM_WARP_SHUFFLES=1";
   return options;
 }
 

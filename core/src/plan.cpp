@@ -4,6 +4,7 @@
 #include <set>
 #include <sstream>
 
+#include "quirks.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem::detail {
@@ -57,26 +58,27 @@ const char* const kLanes[4] = {"s0123", "s4567", "s89ab", "scdef"};
 // Code applying stages [first, end) of `pass` to `float4 c`, pixel `lane` (0-3) of the four of
 // each second input v<i>, stage s with arguments <prefix><s - first>: between stages with 8-bit
 // results it quantises as storing and reloading the frame would. The stage gathering frame
-// statistics in the kernel leaves its input pixel's luminance in `stats_l` first
-// (fused_kernel() reduces the four).
+// statistics runs as its stats_function, which also leaves its input pixel's luminance, in
+// `stats_l` (fused_kernel() reduces the four).
 void chain_code(std::ostringstream& k, const Pass& pass, std::size_t first, int lane_index,
                 const std::string& prefix) {
   const char* lane = kLanes[lane_index];
   for (std::size_t s = first; s < pass.filters.size(); ++s) {
     const PointwiseStage* stage = pass.filters[s]->pointwise();
     if (static_cast<int>(s) == pass.stats_stage) {
-      k << "    stats_l.s" << lane_index << " = " << stage->stats_function << "(c, " << prefix
-        << s - first << ");\n";
-    }
-    k << "    c = " << stage->function << "(";
-    if (pass.stage_second[s] < 0) {
-      k << "c, ";
-    } else if (pass.stage_swapped[s]) {
-      k << "v" << pass.stage_second[s] << "." << lane << ", c, ";
+      k << "    c = " << stage->stats_function << "(c, " << prefix << s - first
+        << ", &stats_sample);\n    stats_l.s" << lane_index << " = stats_sample;\n";
     } else {
-      k << "c, v" << pass.stage_second[s] << "." << lane << ", ";
+      k << "    c = " << stage->function << "(";
+      if (pass.stage_second[s] < 0) {
+        k << "c, ";
+      } else if (pass.stage_swapped[s]) {
+        k << "v" << pass.stage_second[s] << "." << lane << ", c, ";
+      } else {
+        k << "c, v" << pass.stage_second[s] << "." << lane << ", ";
+      }
+      k << prefix << s - first << ");\n";
     }
-    k << prefix << s - first << ");\n";
     if (pass.stage_formats[s] == PixelFormat::rgba8 && s + 1 < pass.filters.size()) {
       k << "    c = tandem_quantize8(c);\n";
     }
@@ -125,7 +127,8 @@ std::string fused_kernel(const Pass& pass, const FrameFormats& formats) {
   k << ") {\n  const int x = (int)get_global_id(0) * 4;\n";
   if (stats) {
     k << "  __local float2 stats_scratch[" << kMaxStatsGroup << "];\n"
-      << "  float4 stats_l;  // luminance of each pixel's input to the statistics' stage\n";
+      << "  float4 stats_l;  // luminance of each pixel's input to the statistics' stage\n"
+      << "  float stats_sample;\n";
   }
   // Loads the inputs' four pixels of row y, runs the chain on them, leaves them in r.
   auto row_code = [&](const char* indent) {
@@ -172,7 +175,8 @@ std::string fused_kernel(const Pass& pass, const FrameFormats& formats) {
     // the larger with 0 change nothing, L >= 0), in pixel order: one vector logarithm, where
     // a CPU compiler makes four scalar calls of four logarithms a pixel apart.
     k << "  const int4 stats_in = (int4)(x) + (int4)(0, 1, 2, 3) < (int4)(width);\n"
-      << "  const float4 stats_log = select((float4)(0.0f), log(1e-4f + stats_l), stats_in);\n"
+      << "  const float4 stats_log =\n"
+      << "      select((float4)(0.0f), tandem_stats_log(1e-4f + stats_l), stats_in);\n"
       << "  const float4 stats_max = select((float4)(0.0f), stats_l, stats_in);\n"
       << "  const float2 stats = (float2)(stats_log.s0 + stats_log.s1 + stats_log.s2 + "
          "stats_log.s3,\n      fmax(fmax(fmax(stats_max.s0, stats_max.s1), stats_max.s2), "
@@ -185,7 +189,8 @@ std::string fused_kernel(const Pass& pass, const FrameFormats& formats) {
 
 }  // namespace
 
-std::size_t stats_group(std::size_t x_items) {
+std::size_t stats_group(std::size_t x_items, const DeviceInfo& device) {
+  if (has_warp_shuffles(device) && x_items % 32 == 0) return 32;
   for (std::size_t d = std::min(x_items, kMaxStatsGroup); d > 1; --d) {
     if (x_items % d == 0) return d;
   }

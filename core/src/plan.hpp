@@ -12,6 +12,7 @@
 
 #include <CL/opencl.hpp>
 
+#include "tandem/device.hpp"
 #include "tandem/filter.hpp"
 #include "tandem/graph.hpp"
 
@@ -25,10 +26,12 @@ constexpr std::size_t kMaxFusedStages = 16;
 // Work-items of a work-group of a fused kernel that reduces frame statistics, at most.
 constexpr std::size_t kMaxStatsGroup = 64;
 
-/// The work-group size of such a kernel over rows of `x_items` work-items: the largest divisor
-/// of `x_items` up to kMaxStatsGroup, so that every work-item has pixels (no idle lanes to
-/// branch around) and the reduction's order follows from the frame's width alone.
-std::size_t stats_group(std::size_t x_items);
+/// The work-group size of such a kernel over rows of `x_items` work-items on `device`: a warp
+/// (32) on a device with warp shuffles (quirks.hpp) where 32 divides `x_items`, otherwise the
+/// largest divisor of `x_items` up to kMaxStatsGroup. So every work-item has pixels (no idle
+/// lanes to branch around) and the reduction's order follows from the frame's width and the
+/// device's kind alone.
+std::size_t stats_group(std::size_t x_items, const DeviceInfo& device);
 
 // The frames a graph is lowered for: their formats, and how the plane formats' codes stand for
 // colours (the conversions' coefficients are compiled into the kernels).

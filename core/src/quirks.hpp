@@ -36,4 +36,11 @@ inline bool computes_in_host_pointer(const DeviceInfo& d) {
   return is_pocl(d) && d.type == DeviceType::cpu;
 }
 
+/// NVIDIA's GPUs run work-items in warps of 32 consecutive ones, whose registers inline PTX
+/// can exchange (shfl.sync): NVIDIA's OpenCL has no sub-group functions (no cl_khr_subgroups)
+/// but compiles asm(). Kernels see it as TANDEM_WARP_SHUFFLES.
+inline bool has_warp_shuffles(const DeviceInfo& d) {
+  return d.type == DeviceType::gpu && d.vendor.find("NVIDIA") != std::string_view::npos;
+}
+
 }  // namespace tandem::detail

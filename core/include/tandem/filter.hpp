@@ -174,8 +174,10 @@ struct PointwiseStage {
   std::vector<float> args;  ///< at most 16
   std::vector<std::string> defines;  ///< extra -D options this stage needs
   /// For a filter that needs frame statistics (one input):
-  ///   float STATS_FUNCTION(float4 px, float16 p)
-  /// giving the linear luminance L of one input pixel. The executor reduces ln(1e-4 + L) and L
+  ///   float4 STATS_FUNCTION(float4 px, float16 p, float* l)
+  /// returning what FUNCTION returns for the pixel and leaving in *l the linear luminance L of
+  /// it, the statistics' sample: one function, so that what both need of the pixel is computed
+  /// once. The kernel calls it in FUNCTION's place. The executor reduces ln(1e-4 + L) and L
   /// (FrameStats) inside the stage's own kernel, which reads the frame anyway, also where the
   /// stage runs in a fused chain.
   std::string stats_function;
