@@ -87,6 +87,11 @@ constexpr int kWalkGroups = 4;
 enum class Method { bilinear, bicubic, lanczos, area };
 const char* const kMethodNames[] = {"bilinear", "bicubic", "lanczos", "area"};
 
+// FFmpeg's force_original_aspect_ratio: the size asked for taken as a box that the input's
+// aspect ratio fits into (decrease) or covers (increase).
+enum class Fit { disable, decrease, increase };
+const char* const kFitNames[] = {"disable", "decrease", "increase"};
+
 /// How the taps are added up: OpenCV's way for the method, the pixel type and the sizes (the
 /// SUM_* of kernels/scale.cl, in its numbering).
 enum class Sum {
@@ -462,7 +467,9 @@ class Scale final : public Filter {
  public:
   explicit Scale(const Params& params)
       : sizes_(params, SizeRounding::truncate_sides, false),
-        method_(static_cast<Method>(params.integer("flags"))) {}
+        method_(static_cast<Method>(params.integer("flags"))),
+        fit_(static_cast<Fit>(params.integer("force_original_aspect_ratio"))),
+        divisible_by_(params.integer("force_divisible_by")) {}
 
   PixelFormat output_format(std::span<const PixelFormat> inputs) const override {
     if (inputs.size() != 1) throw Error("scale takes one input");
@@ -472,10 +479,13 @@ class Scale final : public Filter {
     return inputs[0];
   }
 
-  // FFmpeg's rules (ff_scale_eval_dimensions): w, then h (which may use ow), then w again (which
-  // may use oh), each truncated to an integer; 0 is the input's side; both negative keep the
-  // input's size; one negative, -n, follows the other side in the input's aspect ratio, rounded
-  // to a multiple of n.
+  // FFmpeg's rules (ff_scale_eval_dimensions, ff_scale_adjust_dimensions): w, then h (which may
+  // use ow), then w again (which may use oh), each truncated to an integer; 0 is the input's
+  // side; both negative keep the input's size; one negative, -n, follows the other side in the
+  // input's aspect ratio, rounded to a multiple of n. Then force_original_aspect_ratio makes
+  // each side the smaller (decrease) or the larger (increase) of itself and the side that the
+  // other gives in the input's aspect ratio, and force_divisible_by rounds both down (decrease)
+  // or up (increase) to its multiples.
   Size output_size(std::span<const Size> inputs) const override {
     if (inputs.size() != 1) throw Error("scale takes one input");
     const Size in = inputs[0];
@@ -499,11 +509,27 @@ class Scale final : public Filter {
     } else if (h < 0) {
       h = rescale(w, in.height, static_cast<std::int64_t>(in.width) * -h) * -h;
     }
-    const std::string made = sizes_.describe() + " of a " + to_string(in) + " input makes " +
+    std::string asked = sizes_.describe();
+    if (fit_ != Fit::disable && w >= 1 && h >= 1 && w <= kMaxSide && h <= kMaxSide) {
+      asked += std::string(":force_original_aspect_ratio=") + kFitNames[static_cast<int>(fit_)] +
+               ":force_divisible_by=" + std::to_string(divisible_by_);
+      const std::int64_t kept_w = rescale(h, in.width, in.height);
+      const std::int64_t kept_h = rescale(w, in.height, in.width);
+      const std::int64_t n = divisible_by_;
+      if (fit_ == Fit::decrease) {
+        w = std::min(w, kept_w) / n * n;
+        h = std::min(h, kept_h) / n * n;
+      } else {
+        w = (std::max(w, kept_w) + n - 1) / n * n;
+        h = (std::max(h, kept_h) + n - 1) / n * n;
+      }
+    }
+    const std::string made = asked + " of a " + to_string(in) + " input makes " +
                              std::to_string(w) + "x" + std::to_string(h);
     if (w < 1 || h < 1) {
       throw Error(made + ": the " + (w < 1 ? "width" : "height") +
-                  " kept in proportion rounds to 0");
+                  (fit_ == Fit::disable ? " kept in proportion" : " fitted and made divisible") +
+                  " rounds to 0");
     }
     if (w > kMaxSide || h > kMaxSide) {
       throw Error(made + ", larger than " + std::to_string(kMaxSide) + " pixels a side");
@@ -809,6 +835,8 @@ class Scale final : public Filter {
 
   SizeExpressions sizes_;
   Method method_;
+  Fit fit_;
+  int divisible_by_;
   mutable std::mutex mutex_;
   mutable std::map<std::tuple<int, int, int, int, bool>, std::shared_ptr<Plan>> plans_;
 };
@@ -832,7 +860,21 @@ FilterSpec describe_scale() {
                   .help = "bilinear, bicubic (A = -0.75, FFmpeg's default method), lanczos (8 "
                           "taps) or area (averages what each output pixel covers): OpenCV's "
                           "INTER_LINEAR, INTER_CUBIC, INTER_LANCZOS4, INTER_AREA",
-                  .choices = {kMethodNames[0], kMethodNames[1], kMethodNames[2], kMethodNames[3]}}},
+                  .choices = {kMethodNames[0], kMethodNames[1], kMethodNames[2], kMethodNames[3]}},
+                 {.name = "force_original_aspect_ratio",
+                  .type = ParamType::choice,
+                  .default_value = static_cast<double>(Fit::disable),
+                  .help = "as FFmpeg's: disable, or w:h as a box that the input's aspect ratio "
+                          "fits into (decrease: scale=1280:720:force_original_aspect_ratio="
+                          "decrease makes a 4:3 input 960x720) or covers (increase)",
+                  .choices = {kFitNames[0], kFitNames[1], kFitNames[2]}},
+                 {.name = "force_divisible_by",
+                  .type = ParamType::integer,
+                  .default_value = 1,
+                  .min = 1,
+                  .max = 256,
+                  .help = "with force_original_aspect_ratio: both sides rounded to multiples of "
+                          "this, down for decrease and up for increase (FFmpeg's)"}},
       .make = [](const Params& p) { return std::make_unique<Scale>(p); },
   };
 }

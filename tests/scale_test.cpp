@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -297,6 +298,53 @@ TEST(Scale, SizesAreFfmpegs) {
   EXPECT_EQ(Graph::parse("scale='trunc(oh*a/2)*2':100").output_size(hd), (Size{176, 100}));
   EXPECT_EQ(Graph::parse("scale=iw-iw:ih").output_size(hd), hd);  // 0 is the input's side
   EXPECT_EQ(Graph::parse("scale=w=iw/3:h=-1").output_size({1921, 1081}), (Size{640, 360}));
+}
+
+TEST(Scale, FitsIntoABoxAsFfmpegDoes) {
+  // force_original_aspect_ratio and force_divisible_by: every size here is what FFmpeg 5.1's
+  // scale made of the same options (ffmpeg -vf scale=... on frames of these sizes, sizes read
+  // with ffprobe).
+  const Size cat{451, 300};
+  const Size hd{1920, 1080};
+  const std::vector<std::tuple<std::string, Size, Size>> cases = {
+      {"200:200:force_original_aspect_ratio=decrease", cat, {200, 133}},
+      {"200:200:force_original_aspect_ratio=increase", cat, {301, 200}},
+      {"200:200:force_original_aspect_ratio=decrease:force_divisible_by=4", cat, {200, 132}},
+      {"200:200:force_original_aspect_ratio=increase:force_divisible_by=4", cat, {304, 200}},
+      {"200:200:force_original_aspect_ratio=2:force_divisible_by=3", cat, {303, 201}},
+      {"200:200:force_original_aspect_ratio=1", cat, {200, 133}},
+      {"-2:100:force_original_aspect_ratio=decrease", cat, {150, 100}},
+      {"100:-1:force_original_aspect_ratio=increase", cat, {101, 67}},
+      {"0:100:force_original_aspect_ratio=decrease", cat, {150, 100}},
+      {"1280:720:force_original_aspect_ratio=decrease:force_divisible_by=2", cat, {1082, 720}},
+      {"-1:-1:force_original_aspect_ratio=increase", cat, {451, 300}},
+      {"451:1:force_original_aspect_ratio=decrease", cat, {2, 1}},
+      // Without force_original_aspect_ratio, force_divisible_by changes nothing.
+      {"1000:700:force_divisible_by=16", cat, {1000, 700}},
+      {"1280:720:force_original_aspect_ratio=decrease", {640, 480}, {960, 720}},
+      {"1280:1280:force_original_aspect_ratio=decrease", hd, {1280, 720}},
+      {"720:720:force_original_aspect_ratio=increase", hd, {1280, 720}},
+      {"1000:1000:force_original_aspect_ratio=decrease:force_divisible_by=16", hd, {992, 560}},
+      {"iw/3:ih/2:force_original_aspect_ratio=increase:force_divisible_by=8", hd, {960, 544}},
+  };
+  for (const auto& [options, in, out] : cases) {
+    EXPECT_EQ(Graph::parse("scale=" + options).output_size(in), out) << options;
+  }
+  // A box rounded to nothing (FFmpeg: swscaler's "Value 0 ... for parameter 'dstw'").
+  const std::string nothing = error_of([&] {
+    Graph::parse("scale=3:3:force_original_aspect_ratio=decrease:force_divisible_by=4")
+        .output_size(cat);
+  });
+  EXPECT_NE(nothing.find("force_original_aspect_ratio=decrease:force_divisible_by=4 of a "
+                         "451x300 input makes 0x0"),
+            std::string::npos)
+      << nothing;
+  for (const char* graph :
+       {"scale=100:100:force_original_aspect_ratio=shrink", "scale=100:100:force_divisible_by=0",
+        "scale=100:100:force_divisible_by=257"}) {
+    const std::string e = error_of([&] { Graph::parse(graph); });
+    EXPECT_NE(e.find("scale"), std::string::npos) << graph << ": " << e;
+  }
 }
 
 TEST(Scale, SizeErrorsNameTheSizes) {
