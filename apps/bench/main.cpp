@@ -948,13 +948,17 @@ std::vector<FilterCase> filter_cases() {
     cv::bilateralFilter(s, d, bilateral_d, sigma_r * 255, sigma_s, cv::BORDER_REFLECT_101);
   });
   // out = Y + a (c - Y) with Y = 0.2126 R + 0.7152 G + 0.0722 B, as a 4x4 matrix; alpha kept.
-  auto saturation = [&](float a) {
+  auto saturation_matrix = [](float a) {
     const float w[3] = {0.2126f, 0.7152f, 0.0722f};
     cv::Matx44f m = cv::Matx44f::zeros();
     for (int i = 0; i < 3; ++i) {
       for (int j = 0; j < 3; ++j) m(i, j) = (1 - a) * w[j] + (i == j ? a : 0.0f);
     }
     m(3, 3) = 1;
+    return m;
+  };
+  auto saturation = [&](float a) {
+    const cv::Matx44f m = saturation_matrix(a);
     return on_ring(view, [m](const cv::Mat& s, cv::Mat& d) { cv::transform(s, d, m); });
   };
   // eq with gamma 1: out = l + s (c - Y), l = k (Y - 0.5) + 0.5 + b, as a 4x5 affine matrix (the
@@ -1003,6 +1007,35 @@ std::vector<FilterCase> filter_cases() {
   // fade to black at a level: R, G, B times it, alpha kept.
   auto fade = on_ring(
       view, [](const cv::Mat& s, cv::Mat& d) { cv::multiply(s, cv::Scalar(0.4, 0.4, 0.4, 1), d); });
+  // overlay picture in picture: the frame copied, then its top left 480x270 blended over
+  // (1400, 760) by that picture's alpha with cv::blendLinear (weights alpha / 255 and its
+  // complement, the output's alpha blended alike).
+  auto overlay = on_ring(view, [](const cv::Mat& s, cv::Mat& d) {
+    s.copyTo(d);
+    const cv::Mat over = s(cv::Rect(0, 0, 480, 270));
+    cv::Mat roi = d(cv::Rect(1400, 760, 480, 270));
+    cv::Mat alpha, weight, rest, mixed;
+    cv::extractChannel(over, alpha, 3);
+    alpha.convertTo(weight, CV_32F, 1.0 / 255);
+    cv::subtract(cv::Scalar::all(1.0), weight, rest);
+    cv::blendLinear(over, roi, weight, rest, mixed);
+    mixed.copyTo(roi);
+  });
+  // blend screen at opacity 0.5 over a saturated copy: the saturation as above (cv::transform),
+  // screen as 255 - (255 - a)(255 - b) / 255 (cv::subtract, cv::multiply), the opacity by
+  // cv::addWeighted.
+  auto screen = [&](float a) {
+    const cv::Matx44f m = saturation_matrix(a);
+    return on_ring(view, [m](const cv::Mat& s, cv::Mat& d) {
+      cv::Mat top, inverse_base, inverse_top, product;
+      cv::transform(s, top, m);
+      cv::subtract(cv::Scalar::all(255), s, inverse_base);
+      cv::subtract(cv::Scalar::all(255), top, inverse_top);
+      cv::multiply(inverse_base, inverse_top, product, 1.0 / 255);
+      cv::subtract(cv::Scalar::all(255), product, top);
+      cv::addWeighted(s, 0.5, top, 0.5, 0, d);
+    });
+  };
   // OpenCV has no 3D table: a direct loop over the pixels stands in (lut3d's host reference,
   // rows in parallel with TBB), on the same cores.
   auto direct_lut = [cube](const std::vector<Frame>& ring) -> OpenCvRun {
@@ -1028,7 +1061,8 @@ std::vector<FilterCase> filter_cases() {
   auto eq = [](float, float, float) { return 0; };
   auto unsharp = [](double, int) { return 0; };
   auto resize = [](int, int, const std::string&) { return 0; };
-  const int direct_lut = 0, crop = 0, pad = 0, rotate = 0, hflip = 0, fade = 0;
+  auto screen = [](float) { return 0; };
+  const int direct_lut = 0, crop = 0, pad = 0, rotate = 0, hflip = 0, fade = 0, overlay = 0;
   const int bilateral = 0, reinhard = 0, denoise = 0;
 #endif
   const PixelFormat u8 = PixelFormat::rgba8;
@@ -1078,7 +1112,10 @@ std::vector<FilterCase> filter_cases() {
       fade);
   add("overlay picture in picture",
       "[in]split[a][b];[b]crop=480:270:0:0[c];[a][c]overlay=x=1400:y=760", u8,
-      {"split", "crop", "overlay"}, "", nullptr);
+      {"split", "crop", "overlay"},
+      "the frame copied (copyTo), its top left 480x270 blended over (1400, 760) by its alpha: "
+      "cv::extractChannel, convertTo CV_32F, cv::blendLinear",
+      overlay);
   add("lut3d 33 tetrahedral", "lut3d=file=" + cube, u8, {"lut3d"},
       "a direct loop over the pixels, tetrahedral (lut3d's host reference, TBB: OpenCV has no "
       "3D table)",
@@ -1088,7 +1125,10 @@ std::vector<FilterCase> filter_cases() {
       "CV_32FC3 (a related global operator, not the same curve; tandem writes 8-bit sRGB)",
       reinhard);
   add("blend screen", "[in]split[a][b];[a]saturation=1.5[s];[b][s]blend=mode=screen:opacity=0.5",
-      u8, {"split", "saturation", "blend"}, "", nullptr);
+      u8, {"split", "saturation", "blend"},
+      "cv::transform (saturation 1.5), then 255 - (255 - a)(255 - b) / 255 by cv::subtract and "
+      "cv::multiply, mixed by cv::addWeighted(0.5, 0.5)",
+      screen(1.5f));
   return cases;
 }
 
