@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "file_cache.hpp"
+#include "tandem/device.hpp"
 #include "tandem/error.hpp"
 #include "tandem/filter.hpp"
 #include "tandem/image_files.hpp"
@@ -69,9 +70,16 @@ class Overlay final : public Filter {
                const DeviceImage& output) const override {
     const DeviceImage& in = inputs[0];
     static const std::vector<std::string> kSources{"overlay.cl"};
+    // CPUs take 8-bit frames sixteen pixels a work-item (kernels/overlay.cl): PoCL, 2 cores,
+    // 1080p picture in picture, kernel 0.52-0.56 ms in three runs of four (1.00 in the other),
+    // where copying four a work-item took 0.53-1.21 and converting every pixel 1.78-1.90
+    // (bench-results/2026-11-29-vm-s38-overlay.txt).
+    const bool u8 = in.format == PixelFormat::rgba8;
+    const int group = u8 && ctx.device().info().type != DeviceType::gpu ? 16 : 4;
     cl::Program program = ctx.program(
-        kSources, "-DPIXEL_RGBA8=" + std::string(in.format == PixelFormat::rgba8 ? "1" : "0") +
-                      " -DFROM_FILE=" + (picture_ ? "1" : "0"));
+        kSources, "-DPIXEL_RGBA8=" + std::string(u8 ? "1" : "0") +
+                      " -DFROM_FILE=" + (picture_ ? "1" : "0") +
+                      " -DGROUP=" + std::to_string(group));
     cl::Kernel kernel = ctx.kernel(program, "overlay");
     cl_uint arg = set_image_args(kernel, 0, in);
     arg = set_image_args(kernel, arg, output);
@@ -96,7 +104,7 @@ class Overlay final : public Filter {
     kernel.setArg(arg++, width);
     kernel.setArg(arg++, height);
     ctx.set_epilogue_args(kernel, arg);
-    ctx.enqueue(kernel, static_cast<std::size_t>(ctx.frame_width() + 3) / 4,
+    ctx.enqueue(kernel, static_cast<std::size_t>((ctx.frame_width() + group - 1) / group),
                 static_cast<std::size_t>(ctx.y1() - ctx.y0()), "overlay");
   }
 
