@@ -178,12 +178,10 @@ class Tonemap final : public Filter {
         peak_(params["peak"]),
         stats_{key_, 1.0},
         stage_{"tonemap.cl",
-               std::string("tandem_tonemap_") + kOpNames[static_cast<int>(op_)],
+               curve_function(),
                {},
                {},
-               needs_frame_stats()
-                   ? std::string("tandem_tonemap_") + kOpNames[static_cast<int>(op_)] + "_stats"
-                   : ""} {
+               needs_frame_stats() ? curve_function() + "_stats" : ""} {
     update_stage();
   }
 
@@ -194,6 +192,12 @@ class Tonemap final : public Filter {
     input_format_ = inputs[0];
     update_stage();
     return PixelFormat::rgba8;
+  }
+
+  // The stage function of the curve (kernels/tonemap.cl), tandem_tonemap_OP; the statistics'
+  // form is its name with _stats.
+  std::string curve_function() const {
+    return std::string("tandem_tonemap_") + kOpNames[static_cast<int>(op_)];
   }
 
   bool needs_frame_stats() const override {

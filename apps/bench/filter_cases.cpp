@@ -14,14 +14,18 @@
 
 namespace tandem::bench {
 
+namespace {
+
 #ifdef TANDEM_BENCH_OPENCV
+// The same pixels as a frame, as OpenCV sees them (no copy).
 cv::Mat as_mat(const Frame& f) {
   const int type = f.format() == PixelFormat::rgba8 ? CV_8UC4 : CV_32FC4;
   return cv::Mat(f.height(), f.width(), type, const_cast<std::uint8_t*>(f.data()), f.pitch());
 }
-#endif
 
-namespace {
+// BT.709's luma weights of R, G, B, as saturation and eq take them.
+constexpr float kLuma[3] = {0.2126f, 0.7152f, 0.0722f};
+#endif
 
 // A 33-point .cube of a smooth grade for lut3d's case, written once to the temporary directory.
 std::string bench_cube() {
@@ -91,10 +95,9 @@ std::vector<FilterCase> filter_cases() {
   });
   // out = Y + a (c - Y) with Y = 0.2126 R + 0.7152 G + 0.0722 B, as a 4x4 matrix; alpha kept.
   auto saturation_matrix = [](float a) {
-    const float w[3] = {0.2126f, 0.7152f, 0.0722f};
     cv::Matx44f m = cv::Matx44f::zeros();
     for (int i = 0; i < 3; ++i) {
-      for (int j = 0; j < 3; ++j) m(i, j) = (1 - a) * w[j] + (i == j ? a : 0.0f);
+      for (int j = 0; j < 3; ++j) m(i, j) = (1 - a) * kLuma[j] + (i == j ? a : 0.0f);
     }
     m(3, 3) = 1;
     return m;
@@ -106,10 +109,9 @@ std::vector<FilterCase> filter_cases() {
   // eq with gamma 1: out = l + s (c - Y), l = k (Y - 0.5) + 0.5 + b, as a 4x5 affine matrix (the
   // offset in 8-bit levels); alpha kept.
   auto eq = [&](float b, float k, float a) {
-    const float w[3] = {0.2126f, 0.7152f, 0.0722f};
     cv::Matx<float, 4, 5> m = cv::Matx<float, 4, 5>::zeros();
     for (int i = 0; i < 3; ++i) {
-      for (int j = 0; j < 3; ++j) m(i, j) = (k - a) * w[j] + (i == j ? a : 0.0f);
+      for (int j = 0; j < 3; ++j) m(i, j) = (k - a) * kLuma[j] + (i == j ? a : 0.0f);
       m(i, 4) = (0.5f * (1 - k) + b) * 255;
     }
     m(3, 3) = 1;

@@ -16,9 +16,6 @@
 namespace tandem::bench {
 
 #ifdef TANDEM_BENCH_OPENCV
-/// The same pixels as a frame, as OpenCV sees them (no copy).
-cv::Mat as_mat(const Frame& f);
-
 // OpenCV's counterpart of a case: `prepare` converts the ring once (untimed) and returns what
 // one timed frame runs.
 using OpenCvRun = std::function<void(int)>;
