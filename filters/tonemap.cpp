@@ -181,7 +181,8 @@ class Tonemap final : public Filter {
                curve_function(),
                {},
                {},
-               needs_frame_stats() ? curve_function() + "_stats" : ""} {
+               needs_frame_stats() ? curve_function() + "_stats" : "",
+               "tandem_tonemap_encode4"} {
     update_stage();
   }
 

@@ -162,10 +162,32 @@ inline float tandem_tonemap_luminance(float3 c) {
   return mad(0.2126f, c.x, mad(0.7152f, c.y, 0.0722f * c.z));
 }
 
+#if TANDEM_CPU
+// On CPUs a curve leaves its pixel linear and clamped, and the stage's group function encodes a
+// work-item's four pixels at once: PoCL vectorises only a work-item's own vectors, so this is
+// one 16-wide exp2 and log2 where pixel by pixel it was four 3-wide ones. The same arithmetic
+// lane by lane as tandem_linear_to_srgb3() (on a 2-core Xeon, 1080p rgba32f reinhard: a copy of
+// the kernel made the same bytes in 0.42-0.44 of the time,
+// bench-results/2026-11-29-vm-s38-tonemap-encode16.txt).
+inline float4 tandem_tonemap_output(float3 c, float alpha) {
+  return (float4)(clamp(c, 0.0f, 1.0f), alpha);
+}
+
+inline float16 tandem_tonemap_encode4(float16 px, float16 p) {
+  const float16 e = select(mad(1.055f, exp2(log2(px) * (1.0f / 2.4f)), -0.055f), 12.92f * px,
+                           islessequal(px, 0.0031308f));
+  const float16 q = rint(e * 255.0f) * (1.0f / 255.0f);
+  return (float16)(q.s012, px.s3, q.s456, px.s7, q.s89a, px.sb, q.scde, px.sf);
+}
+#else
 inline float4 tandem_tonemap_output(float3 c, float alpha) {
   const float3 encoded = tandem_linear_to_srgb3(clamp(c, 0.0f, 1.0f));
   return (float4)(encoded, alpha);
 }
+
+// GPUs run a work-item's lanes one at a time anyway: the curve encodes its pixel.
+inline float16 tandem_tonemap_encode4(float16 px, float16 p) { return px; }
+#endif
 
 // The curves. Each takes the input as tandem_tonemap_input() decoded it, c, and the input
 // pixel's alpha; TANDEM_TONEMAP_STAGE below makes the stage functions of them.

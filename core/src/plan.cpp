@@ -55,15 +55,15 @@ std::string yuv_literal(const YuvEncoding& e, PixelFormat format) {
 
 const char* const kLanes[4] = {"s0123", "s4567", "s89ab", "scdef"};
 
-// Code applying stages [first, end) of `pass` to `float4 c`, pixel `lane` (0-3) of the four of
+// Code applying stages [from, end) of `pass` to `float4 c`, pixel `lane` (0-3) of the four of
 // each second input v<i>, stage s with arguments <prefix><s - first>: between stages with 8-bit
-// results it quantises as storing and reloading the frame would. The stage gathering frame
-// statistics runs as its stats_function, which also leaves its input pixel's luminance, in
-// `stats_l` (fused_kernel() reduces the four).
-void chain_code(std::ostringstream& k, const Pass& pass, std::size_t first, int lane_index,
-                const std::string& prefix) {
+// results it quantises as storing and reloading the frame would (chain4_code() does so after a
+// stage's group_function). The stage gathering frame statistics runs as its stats_function,
+// which also leaves its input pixel's luminance, in `stats_l` (fused_kernel() reduces the four).
+void chain_code(std::ostringstream& k, const Pass& pass, std::size_t first, std::size_t from,
+                std::size_t end, int lane_index, const std::string& prefix) {
   const char* lane = kLanes[lane_index];
-  for (std::size_t s = first; s < pass.filters.size(); ++s) {
+  for (std::size_t s = from; s < end; ++s) {
     const PointwiseStage* stage = pass.filters[s]->pointwise();
     if (static_cast<int>(s) == pass.stats_stage) {
       k << "    c = " << stage->stats_function << "(c, " << prefix << s - first
@@ -79,9 +79,42 @@ void chain_code(std::ostringstream& k, const Pass& pass, std::size_t first, int 
       }
       k << prefix << s - first << ");\n";
     }
-    if (pass.stage_formats[s] == PixelFormat::rgba8 && s + 1 < pass.filters.size()) {
+    if (pass.stage_formats[s] == PixelFormat::rgba8 && s + 1 < pass.filters.size() &&
+        stage->group_function.empty()) {
       k << "    c = tandem_quantize8(c);\n";
     }
+  }
+}
+
+// Code applying stages [first, end of the pass) to the four pixels `v` (a float16), leaving them
+// in `float16 r`: pixel by pixel (chain_code()), and after a stage with a group_function, that
+// function on the four at once.
+void chain4_code(std::ostringstream& k, const Pass& pass, std::size_t first, const std::string& v,
+                 const std::string& indent, const std::string& prefix) {
+  const std::size_t stages = pass.filters.size();
+  if (first >= stages) k << indent << "r = " << v << ";\n";  // a pass that only converts
+  std::string pixels = v;
+  for (std::size_t from = first; from < stages;) {
+    std::size_t end = from;
+    while (end < stages && pass.filters[end]->pointwise()->group_function.empty()) ++end;
+    const bool group = end < stages;
+    if (group) ++end;
+    for (int lane = 0; lane < 4; ++lane) {
+      k << indent << "{\n" << indent << "  float4 c = " << pixels << "." << kLanes[lane] << ";\n";
+      chain_code(k, pass, first, from, end, lane, prefix);
+      k << indent << "  r." << kLanes[lane] << " = c;\n" << indent << "}\n";
+    }
+    if (group) {
+      const std::size_t s = end - 1;
+      k << indent << "r = " << pass.filters[s]->pointwise()->group_function << "(r, " << prefix
+        << s - first << ");\n";
+      if (pass.stage_formats[s] == PixelFormat::rgba8 && end < stages) {
+        k << indent << "r = (float16)(tandem_quantize8(r.s0123), tandem_quantize8(r.s4567), "
+          << "tandem_quantize8(r.s89ab), tandem_quantize8(r.scdef));\n";
+      }
+    }
+    pixels = "r";
+    from = end;
   }
 }
 
@@ -97,11 +130,7 @@ std::string epilogue_code(const Pass& pass) {
   k << "\ninline float16 tandem_epilogue(float16 v";
   for (std::size_t s = 0; s < stages; ++s) k << ", float16 p" << s;
   k << ") {\n  float16 r;\n";
-  for (int lane = 0; lane < 4; ++lane) {
-    k << "  {\n    float4 c = v." << kLanes[lane] << ";\n";
-    chain_code(k, pass, 1, lane, "p");
-    k << "    r." << kLanes[lane] << " = c;\n  }\n";
-  }
+  chain4_code(k, pass, 1, "v", "  ", "p");
   k << "  return r;\n}\n";
   return k.str();
 }
@@ -145,11 +174,7 @@ std::string fused_kernel(const Pass& pass, const FrameFormats& formats) {
           << "_first) * " << in << "_pitch, x);\n";
       }
     }
-    for (int lane = 0; lane < 4; ++lane) {
-      k << indent << "{\n" << indent << "  float4 c = v0." << kLanes[lane] << ";\n";
-      chain_code(k, pass, 0, lane, "p");
-      k << indent << "  r." << kLanes[lane] << " = c;\n" << indent << "}\n";
-    }
+    chain4_code(k, pass, 0, "v0", indent, "p");
   };
   if (planes) {
     // A work-item's rows are a row group. The second row of a 4:2:0 frame of odd height is the
@@ -397,7 +422,7 @@ Plan lower(const Graph& graph, const FrameFormats& formats, bool fuse, bool plan
                           std::any_of(p.input_formats.begin(), p.input_formats.end(), is_planar);
       if (planes) sources.insert(sources.begin(), "yuv.clh");
       p.sources = std::move(sources);
-      p.options = std::move(options);
+      p.generated = fused_kernel(p, formats);
       p.generated = fused_kernel(p, formats);
     } else {
       p.epilogue.sources = std::move(sources);

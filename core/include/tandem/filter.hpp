@@ -181,6 +181,12 @@ struct PointwiseStage {
   /// (FrameStats) inside the stage's own kernel, which reads the frame anyway, also where the
   /// stage runs in a fused chain.
   std::string stats_function;
+  /// Optional, run after FUNCTION (or STATS_FUNCTION) on each of a work-item's four pixels:
+  ///   float16 GROUP_FUNCTION(float16 px, float16 p)
+  /// on the four at once (pixel i in lanes 4i..4i+3), its result the stage's. On CPUs, where
+  /// PoCL vectorises only a work-item's own vectors, arithmetic on the four at once is cheaper
+  /// than pixel by pixel: tonemap encodes sRGB there with one 16-wide exp2 and log2.
+  std::string group_function;
 };
 
 /// A point-wise filter's arithmetic where it is one on Y'CbCr codes: each plane's codes scaled
