@@ -1335,7 +1335,9 @@ int run_coexec(const Options& o, const Machine& machine) {
   }
   std::printf("; wall %.2f; overlap (sum of busy / wall) %.2f\n", wall, busy_sum / wall);
   std::printf("    (overlap near 1 with several devices busy: they ran one after another)\n");
-  std::printf("  fixed ms per band (from submission to its end, what its rows do not scale):");
+  std::printf(
+      "  fixed ms per band (from the frame's first enqueue to its end, what its rows do not "
+      "scale):");
   for (std::size_t d = 0; d < report.devices.size(); ++d) {
     const auto& now = report.devices[d];
     const auto& before = co.warmed.devices[d];

@@ -50,6 +50,7 @@ void InFlight::measure() {
   for (std::size_t d = 0; d < n; ++d) {
     times[d] = {bounds[d + 1] - bounds[d], busy_ms(events[d].upload), busy_ms(events[d].compute),
                 busy_ms(events[d].download)};
+    times[d].new_plan = events[d].new_plan;
   }
   if (device == kEveryDevice && !overlapped) {
     for (std::size_t d = 0; d < n; ++d) {

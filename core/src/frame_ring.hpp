@@ -33,6 +33,7 @@ struct DeviceTimes {
   // host's beginning its enqueue (host clock), then from its first command queued to its last
   // ended (the device's clock); and its halo rows (BandEvents::halo_rows).
   double lead = 0, span = 0, halo = 0;
+  bool new_plan = false;  // BandEvents::new_plan
   double total() const { return upload + compute + download; }
   // What the device costs a frame: with frames overlapping, its three queues run at once and the
   // longest sets its pace; one frame at a time, they add up.

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -180,8 +181,10 @@ constexpr double kOverheadSigmas = 2;  // too large an overhead overshoots: take
 constexpr double kDeadBand = 0.015;    // predicted gains below 1.5% leave the fractions as they are
 constexpr double kLeaveGain = 0.01;    // a device saving less than 1% of the frame time leaves...
 constexpr double kJoinGain = 0.025;    // ...and comes back once it would save 2.5%
-constexpr double kKeepFixed = 0.5;     // a device whose fixed costs take over half its time leaves,
-constexpr double kJoinFixed = 1.0 / 3;  // and comes back once they would take a third
+// Fixed costs vary from frame to frame (launches, the host's threads): a device stays only while
+// its gain would outlast its fixed cost doubled, and joins only while it would outlast it tripled.
+constexpr double kKeepDoubt = 2;
+constexpr double kJoinDoubt = 3;
 constexpr int kProbeFirst = 8;         // frames before a device that left is probed,
 constexpr int kProbeMax = 64;          // doubling while the probes say it should stay out
 constexpr int kProbeRetries = 2 * kNewLevel;  // probes in a row that may give no usable sample
@@ -394,6 +397,13 @@ class AdaptivePolicy final : public SplitPolicy {
       probes_ms_ += excess;
       for (std::size_t i : probed) devices_[i].probe_cost = excess;
     }
+    // Bands whose plans were made for the frame (new rows) are slower than the bands after
+    // them, and so are the bands the host enqueued after them: such a frame says little of
+    // what rows cost, but where the rows moved it would move them again (two H200s, 4K: a
+    // device's share shrank frame after frame until it left). A probe in such a frame, which
+    // moved the others' rows, is run again at once (after_probe()), then on the same bands.
+    const bool replanned =
+        std::any_of(timings.begin(), timings.end(), [](const BandTiming& t) { return t.new_plan; });
     for (std::size_t i = 0; i < devices_.size(); ++i) {
       if (!live_.alive(i)) continue;
       Device& d = devices_[i];
@@ -401,7 +411,9 @@ class AdaptivePolicy final : public SplitPolicy {
       std::optional<DeviceModel::Verdict> verdict;
       if (t.ok && t.rows > 0 && std::isfinite(t.ms) && t.ms > 0) {
         // A device's first band includes program builds and first touches of memory.
-        if (d.warmed) verdict = d.model.add({static_cast<double>(t.rows), t.ms, t.fixed_ms});
+        if (d.warmed && !replanned) {
+          verdict = d.model.add({static_cast<double>(t.rows), t.ms, t.fixed_ms});
+        }
         d.warmed = true;
       }
       if (d.probing()) after_probe(d, t, verdict);
@@ -446,19 +458,24 @@ class AdaptivePolicy final : public SplitPolicy {
     std::vector<double> rows;  // per device
   };
 
-  Fill water_fill(std::vector<std::size_t> members, double rows) const {
-    std::sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
-      return devices_[a].model.overhead() < devices_[b].model.overhead();
-    });
+  // Device `doubted`'s overhead is taken `doubt` times.
+  Fill water_fill(std::vector<std::size_t> members, double rows,
+                  std::size_t doubted = std::numeric_limits<std::size_t>::max(),
+                  double doubt = 1) const {
+    auto overhead = [&](std::size_t m) {
+      return devices_[m].model.overhead() * (m == doubted ? doubt : 1);
+    };
+    std::sort(members.begin(), members.end(),
+              [&](std::size_t a, std::size_t b) { return overhead(a) < overhead(b); });
     Fill f;
     for (;;) {
       double speed = 0, offset = 0;  // rows per ms, and rows the overheads cost
       for (std::size_t m : members) {
         speed += 1 / devices_[m].model.cost();
-        offset += devices_[m].model.overhead() / devices_[m].model.cost();
+        offset += overhead(m) / devices_[m].model.cost();
       }
       f.time = (rows + offset) / speed;
-      if (members.size() > 1 && devices_[members.back()].model.overhead() >= f.time) {
+      if (members.size() > 1 && overhead(members.back()) >= f.time) {
         members.pop_back();
       } else {
         break;
@@ -466,7 +483,7 @@ class AdaptivePolicy final : public SplitPolicy {
     }
     f.rows.assign(devices_.size(), 0.0);
     for (std::size_t m : members) {
-      f.rows[m] = (f.time - devices_[m].model.overhead()) / devices_[m].model.cost();
+      f.rows[m] = (f.time - overhead(m)) / devices_[m].model.cost();
     }
     f.members = std::move(members);
     return f;
@@ -474,8 +491,10 @@ class AdaptivePolicy final : public SplitPolicy {
 
   // The water filling, less every device that saves too little to be worth a band: unmodelled
   // costs (one more band, one more transfer) and noisy estimates would make it flicker. A
-  // device joins only with a band its fixed costs take a small part of: they vary from frame to
-  // frame (launches, the host's threads), and a gain that rests on them does not last.
+  // device's gain is taken with its fixed cost in doubt (kKeepDoubt, kJoinDoubt): a gain that
+  // rests on fixed costs staying as measured does not last. (Not their share of its time: the
+  // second of two H200s, enqueued after the first, spends 40% of a 1080p band on that and saves
+  // the frame 30%.)
   Fill choose(std::vector<std::size_t> members, double rows) const {
     for (;;) {
       Fill all = water_fill(members, rows);
@@ -486,12 +505,10 @@ class AdaptivePolicy final : public SplitPolicy {
       for (std::size_t j = 0; j < members.size(); ++j) {
         std::vector<std::size_t> others = members;
         others.erase(others.begin() + static_cast<std::ptrdiff_t>(j));
-        const double gain = water_fill(others, rows).time / all.time - 1;
         const bool joins = share_[members[j]] == 0;
-        double margin = gain - (joins ? kJoinGain : kLeaveGain);
-        if (devices_[members[j]].model.overhead() > (joins ? kJoinFixed : kKeepFixed) * all.time) {
-          margin = std::min(margin, -1.0);
-        }
+        const Fill doubted = water_fill(members, rows, members[j], joins ? kJoinDoubt : kKeepDoubt);
+        const double gain = water_fill(others, rows).time / doubted.time - 1;
+        const double margin = gain - (joins ? kJoinGain : kLeaveGain);
         if (margin < worst_margin) worst = j, worst_margin = margin;
       }
       if (worst == members.size()) return all;

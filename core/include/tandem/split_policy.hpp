@@ -16,9 +16,13 @@ struct BandTiming {
   bool ok = true;  ///< false when the device failed on this frame
   /// The part of `ms` that its rows do not scale, where measured (negative: not measured): the
   /// host's time before it began the band's enqueue, the wait from enqueue to start, gaps between
-  /// its commands and its halo rows. With it, `ms` is from the frame's submission to the band's
-  /// end, as the host waits for it.
+  /// its commands and its halo rows. With it, `ms` is from the moment the frame's first band
+  /// began its enqueue to this band's end, as the host waits for it (what the host did for the
+  /// frame before that is the frame's, whatever its split).
   double fixed_ms = -1;
+  /// Its band's plan was made for this frame (its rows changed: buffers and arguments made
+  /// anew), which takes longer than the bands after.
+  bool new_plan = false;
 };
 
 /// Decides each frame's fractions of rows per device.
