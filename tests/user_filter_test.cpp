@@ -97,6 +97,36 @@ class VerticalMean final : public Filter {
   int radius_;
 };
 
+constexpr char kDefinedSource[] = R"(
+inline float4 test_defined(float4 px, float16 p) {
+  return (float4)(px.xyz * TEST_FACTOR, px.w);
+}
+)";
+
+// A point-wise filter of its own class whose source needs a build option
+// (PointwiseStage::defines): R, G and B halved.
+class Defined final : public Filter {
+ public:
+  Defined() : stage_{"test_defined.cl", "test_defined", {}, {"-DTEST_FACTOR=0.5f"}} {}
+
+  const PointwiseStage* pointwise() const override { return &stage_; }
+
+  void reference(std::span<const Frame* const> inputs, Frame& output) const override {
+    const Frame& in = *inputs[0];
+    for (int y = 0; y < in.height(); ++y) {
+      for (int x = 0; x < in.width(); ++x) {
+        for (int c = 0; c < 4; ++c) {
+          const float v = in.row_as<float>(y)[4 * x + c];
+          output.row_as<float>(y)[4 * x + c] = c < 3 ? v * 0.5f : v;
+        }
+      }
+    }
+  }
+
+ private:
+  PointwiseStage stage_;
+};
+
 // The same table as saturation's, so that their messages can be compared.
 std::vector<ParamSpec> amount_table() {
   return FilterRegistry::instance().get("saturation").params;
@@ -145,6 +175,12 @@ void register_test_filters() {
             },
     });
     register_kernel_source("test_vmean.cl", kVmeanSource);
+    register_kernel_source("test_defined.cl", kDefinedSource);
+    register_filter(FilterSpec{
+        .name = "test_defined",
+        .help = "halves R, G and B, by a factor its build option defines",
+        .make = [](const Params&) { return std::make_unique<Defined>(); },
+    });
     register_filter(FilterSpec{
         .name = "test_vmean",
         .help = "the mean of 2 radius + 1 rows",
@@ -244,6 +280,16 @@ TEST_P(UserFilterTest, StencilMatchesItsReference) {
       }
     }
   }
+}
+
+// A stage's build options reach its kernel alone and as a stencil's epilogue.
+TEST_P(UserFilterTest, AStagesDefinesReachItsKernel) {
+  const Frame input = random_frame(37, 9, PixelFormat::rgba32f, 4);
+  expect_close(run_graph("test_defined", input, GetParam(), "single"),
+               run_reference("test_defined", input));
+  const Frame smoothed = run_graph("box=radius=1", input, GetParam(), "single");
+  expect_close(run_graph("box=radius=1,test_defined", input, GetParam(), "single"),
+               run_reference("test_defined", smoothed));
 }
 
 TEST_P(UserFilterTest, ProgramsAreToldApartByTheirSourceText) {

@@ -422,7 +422,7 @@ Plan lower(const Graph& graph, const FrameFormats& formats, bool fuse, bool plan
                           std::any_of(p.input_formats.begin(), p.input_formats.end(), is_planar);
       if (planes) sources.insert(sources.begin(), "yuv.clh");
       p.sources = std::move(sources);
-      p.generated = fused_kernel(p, formats);
+      p.options = std::move(options);
       p.generated = fused_kernel(p, formats);
     } else {
       p.epilogue.sources = std::move(sources);
