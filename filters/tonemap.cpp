@@ -182,7 +182,7 @@ class Tonemap final : public Filter {
                {},
                {},
                needs_frame_stats() ? curve_function() + "_stats" : "",
-               "tandem_tonemap_encode4"} {
+               curve_function() + "_group"} {
     update_stage();
   }
 
@@ -196,7 +196,8 @@ class Tonemap final : public Filter {
   }
 
   // The stage function of the curve (kernels/tonemap.cl), tandem_tonemap_OP; the statistics'
-  // form is its name with _stats.
+  // form is its name with _stats, the group function (the curve on four pixels on CPUs) with
+  // _group.
   std::string curve_function() const {
     return std::string("tandem_tonemap_") + kOpNames[static_cast<int>(op_)];
   }

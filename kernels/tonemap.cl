@@ -20,9 +20,9 @@
 
 // The sRGB transfer functions (IEC 61966-2-1) on R, G, B: encoded <-> linear light, the
 // encoding rounded to 8 bits (tonemap's output is 8-bit; a stage after it sees the code / 255).
-// The powers are exp2(log2(x) * y), a few ulp, on the three channels as one vector: PoCL then
-// calls its vector exp2 and log2 once a pixel rather than its scalar ones per channel, which
-// took three times as long. Written with explicit mad() and no other a*b+c, so that the host
+// The powers are exp2(log2(x) * y), a few ulp, on the three channels as one vector (on CPUs the
+// encoding runs on four pixels at once: tandem_tonemap_encode4 below, the same arithmetic).
+// Written with explicit mad() and no other a*b+c, so that the host
 // mirror (std::fma) follows them step by step. CPUs decode by looking up the 8-bit code
 // (tonemap decodes only 8-bit input, whose values are code / 255) in a table of the exact curve,
 // another 1.5x there; GPUs compute it (a table in constant memory serialises lanes that read
@@ -115,19 +115,24 @@ inline float3 tandem_linear_to_srgb3(float3 c) {
 
 // ITU-R BT.2100 PQ (SMPTE ST 2084): signal 0..1 <-> display light in nits (0..10000); signals
 // outside 0..1 are clamped to it.
-inline float3 tandem_pq_to_nits3(float3 e) {
-  const float3 q = exp2(log2(clamp(e, 0.0f, 1.0f)) * (1.0f / 78.84375f));
-  const float3 ratio = fmax(q - 0.8359375f, 0.0f) / mad(-18.6875f, q, 18.8515625f);
-  return 10000.0f * exp2(log2(ratio) * (1.0f / 0.1593017578125f));
-}
+// (Made for each type the curves need: float3 for a pixel's channels, float for a luminance,
+// and on CPUs float4 for four pixels' luminances.)
+#define TANDEM_PQ_TO_NITS(name, T)                                                   \
+  inline T name(T e) {                                                               \
+    const T q = exp2(log2(clamp(e, 0.0f, 1.0f)) * (1.0f / 78.84375f));               \
+    const T ratio = fmax(q - 0.8359375f, 0.0f) / mad(-18.6875f, q, 18.8515625f);     \
+    return 10000.0f * exp2(log2(ratio) * (1.0f / 0.1593017578125f));                 \
+  }
+#define TANDEM_NITS_TO_PQ(name, T)                                                          \
+  inline T name(T nits) {                                                                   \
+    const T y = exp2(log2(fmax(nits, 0.0f) * 1e-4f) * 0.1593017578125f);                    \
+    return exp2(log2(mad(18.8515625f, y, 0.8359375f) / mad(18.6875f, y, 1.0f)) * 78.84375f); \
+  }
+TANDEM_PQ_TO_NITS(tandem_pq_to_nits3, float3)
+TANDEM_NITS_TO_PQ(tandem_nits_to_pq, float)
 
 inline float tandem_pq_to_nits(float e) {
   return tandem_pq_to_nits3((float3)(e)).x;
-}
-
-inline float tandem_nits_to_pq(float nits) {
-  const float y = exp2(log2(fmax(nits, 0.0f) * 1e-4f) * 0.1593017578125f);
-  return exp2(log2(mad(18.8515625f, y, 0.8359375f) / mad(18.6875f, y, 1.0f)) * 78.84375f);
 }
 
 // ITU-R BT.2100 HLG: signal 0..1 (clamped to it) to scene light (the inverse OETF), then the
@@ -162,32 +167,10 @@ inline float tandem_tonemap_luminance(float3 c) {
   return mad(0.2126f, c.x, mad(0.7152f, c.y, 0.0722f * c.z));
 }
 
-#if TANDEM_CPU
-// On CPUs a curve leaves its pixel linear and clamped, and the stage's group function encodes a
-// work-item's four pixels at once: PoCL vectorises only a work-item's own vectors, so this is
-// one 16-wide exp2 and log2 where pixel by pixel it was four 3-wide ones. The same arithmetic
-// lane by lane as tandem_linear_to_srgb3() (on a 2-core Xeon, 1080p rgba32f reinhard: a copy of
-// the kernel made the same bytes in 0.42-0.44 of the time,
-// bench-results/2026-11-29-vm-s38-tonemap-encode16.txt).
-inline float4 tandem_tonemap_output(float3 c, float alpha) {
-  return (float4)(clamp(c, 0.0f, 1.0f), alpha);
-}
-
-inline float16 tandem_tonemap_encode4(float16 px, float16 p) {
-  const float16 e = select(mad(1.055f, exp2(log2(px) * (1.0f / 2.4f)), -0.055f), 12.92f * px,
-                           islessequal(px, 0.0031308f));
-  const float16 q = rint(e * 255.0f) * (1.0f / 255.0f);
-  return (float16)(q.s012, px.s3, q.s456, px.s7, q.s89a, px.sb, q.scde, px.sf);
-}
-#else
 inline float4 tandem_tonemap_output(float3 c, float alpha) {
   const float3 encoded = tandem_linear_to_srgb3(clamp(c, 0.0f, 1.0f));
   return (float4)(encoded, alpha);
 }
-
-// GPUs run a work-item's lanes one at a time anyway: the curve encodes its pixel.
-inline float16 tandem_tonemap_encode4(float16 px, float16 p) { return px; }
-#endif
 
 // The curves. Each takes the input as tandem_tonemap_input() decoded it, c, and the input
 // pixel's alpha; TANDEM_TONEMAP_STAGE below makes the stage functions of them.
@@ -201,15 +184,19 @@ inline float4 tandem_tonemap_reinhard_of(float3 c, float alpha, float16 p) {
 }
 
 // Narkowicz's fit of the ACES filmic curve, per channel.
+#define TANDEM_ACES(x) ((x) * mad(2.51f, (x), 0.03f) / mad((x), mad(2.43f, (x), 0.59f), 0.14f))
+
 inline float4 tandem_tonemap_aces_of(float3 x, float alpha, float16 p) {
-  const float3 y = x * mad(2.51f, x, 0.03f) / mad(x, mad(2.43f, x, 0.59f), 0.14f);
-  return tandem_tonemap_output(y, alpha);
+  return tandem_tonemap_output(TANDEM_ACES(x), alpha);
 }
 
 // Hable's Uncharted 2 curve (A 0.15, B 0.50, C 0.10, D 0.20, E 0.02, F 0.30) of 2x, over f(W).
+#define TANDEM_HABLE(x)                                                                     \
+  (mad((x), mad(0.15f, (x), 0.05f), 0.004f) / mad((x), mad(0.15f, (x), 0.50f), 0.06f) - \
+   0.02f / 0.30f)
+
 inline float3 tandem_hable_curve(float3 x) {
-  return mad(x, mad(0.15f, x, 0.05f), 0.004f) / mad(x, mad(0.15f, x, 0.50f), 0.06f) -
-         0.02f / 0.30f;
+  return TANDEM_HABLE(x);
 }
 
 inline float4 tandem_tonemap_hable_of(float3 x, float alpha, float16 p) {
@@ -268,6 +255,97 @@ inline float4 tandem_tonemap_linear_of(float3 c, float alpha, float16 p) {
 // the decoding's branches kept NVIDIA's compiler from sharing it, and the H200 took 30.6 us
 // for a 1080p float frame of reinhard against 26.2
 // (bench-results/2026-11-29-h200-s38-tonemap-statistics.txt).
+#if TANDEM_CPU
+// On CPUs the stage's per-pixel function only decodes the input, and its group function
+// (PointwiseStage::group_function) runs the curve and the sRGB encoding on a work-item's four
+// pixels at once: PoCL vectorises only a work-item's own vectors, so a curve's logarithms and
+// powers are one call on four luminances and the encoding one 16-wide exp2 and log2, where pixel
+// by pixel they were four scalar or 3-wide calls each. The curves' arithmetic above, lane by lane
+// (1080p rgba32f on a 2-core Xeon: the encoding on four took reinhard from 39 to 24 ms, the
+// curves on four then drago from 134-139 to 45-48 and bt2390 from 245-259 to 79-83,
+// bench-results/2026-11-29-vm-s39-tonemap-encode4.txt and ...-tonemap-curves4.txt).
+
+TANDEM_PQ_TO_NITS(tandem_pq_to_nits4, float4)
+TANDEM_NITS_TO_PQ(tandem_nits_to_pq4, float4)
+
+// The luminances of four pixels (channels side by side).
+inline float4 tandem_tonemap_luminance4(float16 c) {
+  return mad(0.2126f, c.s048c, mad(0.7152f, c.s159d, 0.0722f * c.s26ae));
+}
+
+// Each pixel's channels times its ratio; alpha kept.
+inline float16 tandem_tonemap_scale4(float16 c, float4 ratio) {
+  return c * (float16)(ratio.s000, 1.0f, ratio.s111, 1.0f, ratio.s222, 1.0f, ratio.s333, 1.0f);
+}
+
+// y's channels with c's alpha.
+inline float16 tandem_tonemap_alpha4(float16 y, float16 c) {
+  return (float16)(y.s012, c.s3, y.s456, c.s7, y.s89a, c.sb, y.scde, c.sf);
+}
+
+// tandem_linear_to_srgb3() of the clamped channels.
+inline float16 tandem_tonemap_encode4(float16 c) {
+  const float16 x = clamp(c, 0.0f, 1.0f);
+  const float16 e = select(mad(1.055f, exp2(log2(x) * (1.0f / 2.4f)), -0.055f), 12.92f * x,
+                           islessequal(x, 0.0031308f));
+  return tandem_tonemap_alpha4(rint(e * 255.0f) * (1.0f / 255.0f), c);
+}
+
+inline float16 tandem_tonemap_reinhard_4(float16 c, float16 p) {
+  const float4 l = p.s2 * tandem_tonemap_luminance4(c);
+  return tandem_tonemap_scale4(c, p.s2 * mad(l, p.s3, 1.0f) / (1.0f + l));
+}
+
+inline float16 tandem_tonemap_aces_4(float16 c, float16 p) {
+  return tandem_tonemap_alpha4(TANDEM_ACES(c), c);
+}
+
+inline float16 tandem_tonemap_hable_4(float16 c, float16 p) {
+  return tandem_tonemap_alpha4(TANDEM_HABLE(2.0f * c) * p.s2, c);
+}
+
+inline float16 tandem_tonemap_drago_4(float16 c, float16 p) {
+  const float4 lw = tandem_tonemap_luminance4(c);
+  const float4 l = lw * p.s5;
+  const float4 ld = p.s3 * log1p(l) / log(mad(8.0f, exp2(log2(l * p.s2) * p.s4), 2.0f));
+  return tandem_tonemap_scale4(c, select((float4)(0.0f), ld / lw, lw > 0.0f));
+}
+
+inline float16 tandem_tonemap_bt2390_4(float16 c, float16 p) {
+  const float4 l = tandem_tonemap_luminance4(c);
+  const float4 e1 = tandem_nits_to_pq4(l * 203.0f) / p.s2;
+  const float4 t = (e1 - p.s4) / (1.0f - p.s4);
+  const float4 t2 = t * t;
+  const float4 h00 = mad(t2, mad(2.0f, t, -3.0f), 1.0f);
+  const float4 h10 = t * mad(t, t - 2.0f, 1.0f);
+  const float4 h01 = t2 * mad(-2.0f, t, 3.0f);
+  const float4 e2 = select(e1, mad(h00, p.s4, mad(h10, 1.0f - p.s4, h01 * p.s3)), e1 > p.s4);
+  const float4 ld = tandem_pq_to_nits4(fmin(e2, 1.0f) * p.s2) * (1.0f / 203.0f);
+  return tandem_tonemap_scale4(c, select((float4)(0.0f), ld / l, l > 0.0f));
+}
+
+inline float16 tandem_tonemap_mobius_4(float16 c, float16 p) {
+  const float4 l = tandem_tonemap_luminance4(c);
+  const float4 ld = select(p.s4 * (l + p.s2) / (l + p.s3), l, l <= 0.3f);
+  return tandem_tonemap_scale4(c, select((float4)(0.0f), ld / l, l > 0.0f));
+}
+
+inline float16 tandem_tonemap_linear_4(float16 c, float16 p) { return c; }
+
+#define TANDEM_TONEMAP_STAGE(op)                                              \
+  inline float4 tandem_tonemap_##op(float4 px, float16 p) {                   \
+    return (float4)(tandem_tonemap_input(px, p), px.w);                       \
+  }                                                                           \
+  inline float4 tandem_tonemap_##op##_stats(float4 px, float16 p, float* l) { \
+    const float3 c = tandem_tonemap_input(px, p);                             \
+    *l = tandem_tonemap_luminance(c);                                         \
+    return (float4)(c, px.w);                                                 \
+  }                                                                           \
+  inline float16 tandem_tonemap_##op##_group(float16 c, float16 p) {          \
+    return tandem_tonemap_encode4(tandem_tonemap_##op##_4(c, p));             \
+  }
+#else
+// GPUs run a work-item's lanes one at a time anyway: the curve encodes its own pixel.
 #define TANDEM_TONEMAP_STAGE(op)                                            \
   inline float4 tandem_tonemap_##op(float4 px, float16 p) {                 \
     return tandem_tonemap_##op##_of(tandem_tonemap_input(px, p), px.w, p);  \
@@ -276,7 +354,10 @@ inline float4 tandem_tonemap_linear_of(float3 c, float alpha, float16 p) {
     const float3 c = tandem_tonemap_input(px, p);                           \
     *l = tandem_tonemap_luminance(c);                                       \
     return tandem_tonemap_##op##_of(c, px.w, p);                            \
-  }
+  }                                                                         \
+  inline float16 tandem_tonemap_##op##_group(float16 c, float16 p) { return c; }
+
+#endif
 
 TANDEM_TONEMAP_STAGE(reinhard)
 TANDEM_TONEMAP_STAGE(aces)

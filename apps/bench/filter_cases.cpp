@@ -197,6 +197,10 @@ std::vector<FilterCase> filter_cases() {
     static const cv::Ptr<cv::TonemapReinhard> op = cv::createTonemapReinhard(2.2f, 0, 1, 0);
     op->process(s, d);
   });
+  auto drago = on_ring(rgb, [](const cv::Mat& s, cv::Mat& d) {
+    static const cv::Ptr<cv::TonemapDrago> op = cv::createTonemapDrago(2.2f, 1, 0.85f);
+    op->process(s, d);
+  });
 #else
   const int bilateral_d = 13;
   auto gaussian = [](double) { return 0; };
@@ -207,7 +211,7 @@ std::vector<FilterCase> filter_cases() {
   auto resize = [](int, int, const std::string&) { return 0; };
   auto screen = [](float) { return 0; };
   const int direct_lut = 0, crop = 0, pad = 0, rotate = 0, hflip = 0, fade = 0, overlay = 0;
-  const int bilateral = 0, reinhard = 0, denoise = 0;
+  const int bilateral = 0, reinhard = 0, drago = 0, denoise = 0;
 #endif
   const PixelFormat u8 = PixelFormat::rgba8;
   const PixelFormat f32 = PixelFormat::rgba32f;
@@ -269,6 +273,15 @@ std::vector<FilterCase> filter_cases() {
       "cv::TonemapReinhard(gamma 2.2, intensity 0, light_adapt 1, color_adapt 0) CV_32FC3 -> "
       "CV_32FC3 (a related global operator, not the same curve; tandem writes 8-bit sRGB)",
       reinhard);
+  add("tonemap drago", "tonemap=op=drago", f32, {"tonemap"},
+      "cv::TonemapDrago(gamma 2.2, saturation 1, bias 0.85) CV_32FC3 -> CV_32FC3 (a related "
+      "operator, not the same curve; tandem writes 8-bit sRGB)",
+      drago);
+  // Curves OpenCV does not have: tandem's kernel time against the copy alone.
+  for (const char* op : {"aces", "hable", "bt2390", "mobius"}) {
+    add(std::string("tonemap ") + op, std::string("tonemap=op=") + op, f32, {"tonemap"},
+        "none (OpenCV has no such curve)", OpenCvPrepare{});
+  }
   add("blend screen", "[in]split[a][b];[a]saturation=1.5[s];[b][s]blend=mode=screen:opacity=0.5",
       u8, {"split", "saturation", "blend"},
       "cv::transform (saturation 1.5), then 255 - (255 - a)(255 - b) / 255 by cv::subtract and "

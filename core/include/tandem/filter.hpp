@@ -183,9 +183,11 @@ struct PointwiseStage {
   std::string stats_function;
   /// Optional, run after FUNCTION (or STATS_FUNCTION) on each of a work-item's four pixels:
   ///   float16 GROUP_FUNCTION(float16 px, float16 p)
-  /// on the four at once (pixel i in lanes 4i..4i+3), its result the stage's. On CPUs, where
-  /// PoCL vectorises only a work-item's own vectors, arithmetic on the four at once is cheaper
-  /// than pixel by pixel: tonemap encodes sRGB there with one 16-wide exp2 and log2.
+  /// on the four at once (pixel i in lanes 4i..4i+3), its result the stage's. Pixels past the
+  /// frame's width hold arbitrary values (their results are not stored); a stage with 8-bit
+  /// results is quantised after GROUP_FUNCTION, not between the two. On CPUs, where PoCL
+  /// vectorises only a work-item's own vectors, arithmetic on the four at once is cheaper than
+  /// pixel by pixel: tonemap runs its curves and the sRGB encoding there.
   std::string group_function;
 };
 
