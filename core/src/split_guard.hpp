@@ -7,6 +7,11 @@
 
 namespace tandem::detail {
 
+/// Frames whose band plans were made for them (BandTiming::new_plan) are slower than the frames
+/// after: the model and the guard leave them out, up to this many in a row (a ring of workspaces
+/// makes a plan in each; frames whose size changes every time make one each).
+inline constexpr int kReplannedSkipped = 4;
+
 /// Wraps `inner` (the adaptive policy over `devices` devices). The inner policy balances the
 /// devices' busy times; costs its timings do not show (start offsets, host enqueues, transfers
 /// behind another device's) can make its split slower than one device alone. The guard measures

@@ -404,6 +404,9 @@ class AdaptivePolicy final : public SplitPolicy {
     // moved the others' rows, is run again at once (after_probe()), then on the same bands.
     const bool replanned =
         std::any_of(timings.begin(), timings.end(), [](const BandTiming& t) { return t.new_plan; });
+    // (Up to kReplannedSkipped in a row.)
+    replanned_in_a_row_ = replanned ? replanned_in_a_row_ + 1 : 0;
+    const bool skipped = replanned && replanned_in_a_row_ <= detail::kReplannedSkipped;
     for (std::size_t i = 0; i < devices_.size(); ++i) {
       if (!live_.alive(i)) continue;
       Device& d = devices_[i];
@@ -411,7 +414,7 @@ class AdaptivePolicy final : public SplitPolicy {
       std::optional<DeviceModel::Verdict> verdict;
       if (t.ok && t.rows > 0 && std::isfinite(t.ms) && t.ms > 0) {
         // A device's first band includes program builds and first touches of memory.
-        if (d.warmed && !replanned) {
+        if (d.warmed && !skipped) {
           verdict = d.model.add({static_cast<double>(t.rows), t.ms, t.fixed_ms});
         }
         d.warmed = true;
@@ -650,6 +653,7 @@ class AdaptivePolicy final : public SplitPolicy {
   double frames_ms_ = 0;       // the frames' times so far, at most the split's predicted time
   double probes_ms_ = 0;       // what probes added to them
   double probed_against_ms_ = 0;  // the frame's predicted time without the latest probe
+  int replanned_in_a_row_ = 0;    // frames with new band plans in a row
 };
 
 }  // namespace

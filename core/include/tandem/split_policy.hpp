@@ -15,9 +15,9 @@ struct BandTiming {
                    ///< transfers, or the longest of the three when frames overlap
   bool ok = true;  ///< false when the device failed on this frame
   /// The part of `ms` that its rows do not scale, where measured (negative: not measured): the
-  /// host's time before it began the band's enqueue, the wait from enqueue to start, gaps between
-  /// its commands and its halo rows. With it, `ms` is from the moment the frame's first band
-  /// began its enqueue to this band's end, as the host waits for it (what the host did for the
+  /// host's time from the frame's first enqueue to the band's, the wait from enqueue to start, gaps
+  /// between its commands and its halo rows. With it, `ms` is from the moment the frame's first
+  /// band began its enqueue to this band's end, as the host waits for it (what the host did for the
   /// frame before that is the frame's, whatever its split).
   double fixed_ms = -1;
   /// Its band's plan was made for this frame (its rows changed: buffers and arguments made
