@@ -197,6 +197,7 @@ std::vector<FilterCase> filter_cases() {
     static const cv::Ptr<cv::TonemapReinhard> op = cv::createTonemapReinhard(2.2f, 0, 1, 0);
     op->process(s, d);
   });
+  const OpenCvPrepare no_peer;
   auto drago = on_ring(rgb, [](const cv::Mat& s, cv::Mat& d) {
     static const cv::Ptr<cv::TonemapDrago> op = cv::createTonemapDrago(2.2f, 1, 0.85f);
     op->process(s, d);
@@ -211,7 +212,7 @@ std::vector<FilterCase> filter_cases() {
   auto resize = [](int, int, const std::string&) { return 0; };
   auto screen = [](float) { return 0; };
   const int direct_lut = 0, crop = 0, pad = 0, rotate = 0, hflip = 0, fade = 0, overlay = 0;
-  const int bilateral = 0, reinhard = 0, drago = 0, denoise = 0;
+  const int bilateral = 0, reinhard = 0, drago = 0, denoise = 0, no_peer = 0;
 #endif
   const PixelFormat u8 = PixelFormat::rgba8;
   const PixelFormat f32 = PixelFormat::rgba32f;
@@ -279,8 +280,8 @@ std::vector<FilterCase> filter_cases() {
       drago);
   // Curves OpenCV does not have: tandem's kernel time against the copy alone.
   for (const char* op : {"aces", "hable", "bt2390", "mobius"}) {
-    add(std::string("tonemap ") + op, std::string("tonemap=op=") + op, f32, {"tonemap"},
-        "none (OpenCV has no such curve)", OpenCvPrepare{});
+    add(std::string("tonemap ") + op, std::string("tonemap=op=") + op, f32, {"tonemap"}, "",
+        no_peer);
   }
   add("blend screen", "[in]split[a][b];[a]saturation=1.5[s];[b][s]blend=mode=screen:opacity=0.5",
       u8, {"split", "saturation", "blend"},
