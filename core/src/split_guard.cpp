@@ -107,12 +107,8 @@ class WallTimeGuard final : public SplitPolicy {
     }
     total_ms_ += wall_ms;
     // A frame whose bands' plans were made for it is slower than its way's pace (an H200 took
-    // 0.94 ms for a 1080p frame whose band had grown, 0.40 for the next ones): left out, up to
-    // kReplannedSkipped in a row.
-    const bool new_plan =
-        std::any_of(timings.begin(), timings.end(), [](const BandTiming& t) { return t.new_plan; });
-    replanned_in_a_row_ = new_plan ? replanned_in_a_row_ + 1 : 0;
-    if (!new_plan || replanned_in_a_row_ > kReplannedSkipped) window(ran).add(wall_ms);
+    // 0.94 ms for a 1080p frame whose band had grown, 0.40 for the next ones).
+    if (!replanned_.left_out(timings)) window(ran).add(wall_ms);
     ++since_change_;
     step();
   }
@@ -262,7 +258,7 @@ class WallTimeGuard final : public SplitPolicy {
   double interval_ms_ = kRecheckFirstMs;
   double settled_at_ms_ = 0;  // total_ms_ when the last trial ended
   int countdown_ = 0;
-  int replanned_in_a_row_ = 0;    // frames with new band plans in a row
+  ReplannedFrames replanned_;
   std::size_t since_change_ = 0;  // frames observed since the last trial began or ended
   double total_ms_ = 0;           // wall time of every frame observed
   double explored_ms_ = 0;        // what the trials that lost cost over their incumbents

@@ -402,11 +402,7 @@ class AdaptivePolicy final : public SplitPolicy {
     // what rows cost, but where the rows moved it would move them again (two H200s, 4K: a
     // device's share shrank frame after frame until it left). A probe in such a frame, which
     // moved the others' rows, is run again at once (after_probe()), then on the same bands.
-    const bool replanned =
-        std::any_of(timings.begin(), timings.end(), [](const BandTiming& t) { return t.new_plan; });
-    // (Up to kReplannedSkipped in a row.)
-    replanned_in_a_row_ = replanned ? replanned_in_a_row_ + 1 : 0;
-    const bool skipped = replanned && replanned_in_a_row_ <= detail::kReplannedSkipped;
+    const bool skipped = replanned_.left_out(timings);
     for (std::size_t i = 0; i < devices_.size(); ++i) {
       if (!live_.alive(i)) continue;
       Device& d = devices_[i];
@@ -495,9 +491,9 @@ class AdaptivePolicy final : public SplitPolicy {
   // The water filling, less every device that saves too little to be worth a band: unmodelled
   // costs (one more band, one more transfer) and noisy estimates would make it flicker. A
   // device's gain is taken with its fixed cost in doubt (kKeepDoubt, kJoinDoubt): a gain that
-  // rests on fixed costs staying as measured does not last. (Not their share of its time: the
-  // second of two H200s, enqueued after the first, spends 40% of a 1080p band on that and saves
-  // the frame 30%.)
+  // rests on fixed costs staying as measured does not last. (Not their share of its time: in a
+  // 1080p frame of saturation the second of two H200s, enqueued after the first, had 0.147 ms of
+  // its 0.309 fixed, and the split took the frame from 0.36 ms to 0.27.)
   Fill choose(std::vector<std::size_t> members, double rows) const {
     for (;;) {
       Fill all = water_fill(members, rows);
@@ -653,7 +649,7 @@ class AdaptivePolicy final : public SplitPolicy {
   double frames_ms_ = 0;       // the frames' times so far, at most the split's predicted time
   double probes_ms_ = 0;       // what probes added to them
   double probed_against_ms_ = 0;  // the frame's predicted time without the latest probe
-  int replanned_in_a_row_ = 0;    // frames with new band plans in a row
+  detail::ReplannedFrames replanned_;
 };
 
 }  // namespace
