@@ -17,6 +17,7 @@
 #include "band_executor.hpp"
 #include "frame_stats.hpp"
 #include "tandem/frame.hpp"
+#include "tandem/split_policy.hpp"
 
 namespace tandem::detail {
 
@@ -41,6 +42,11 @@ struct DeviceTimes {
     return overlapped ? std::max({upload, compute, download}) : total();
   }
 };
+
+// What the split policy learns from a frame's `times` (BandTiming::ok left true). One frame at a
+// time, each band's time runs from the frame's first enqueue to the band's end, and its fixed
+// part is what its rows do not scale.
+std::vector<BandTiming> band_timings(const std::vector<DeviceTimes>& times, bool overlapped);
 
 double ns_to_ms(cl_ulong ns);
 // The summed busy time (END - START) of `events`.

@@ -10,7 +10,6 @@
 #include <deque>
 #include <exception>
 #include <iostream>
-#include <limits>
 #include <memory>
 #include <mutex>
 #include <numeric>
@@ -654,23 +653,10 @@ void Pipeline::Impl::record(std::uint64_t ticket, const std::vector<double>& fra
 
 void Pipeline::Impl::learn(const std::vector<DeviceTimes>& times, bool overlapped, double wall_ms) {
   if (!policy) return;
-  std::vector<BandTiming> timings(times.size());
-  // The host's work before the frame's first band began its enqueue is the frame's, whichever
-  // devices it is split among: no band's fixed cost. (Two H200s, 1080p: 0.15 ms of it in a
-  // frame soon after the start, 0.003 later, made the second GPU look mostly fixed costs.)
-  double common_lead = std::numeric_limits<double>::infinity();
-  for (const DeviceTimes& t : times) {
-    if (!overlapped && t.span > 0) common_lead = std::min(common_lead, t.lead);
-  }
+  std::vector<BandTiming> timings = band_timings(times, overlapped);
   for (std::size_t d = 0; d < times.size(); ++d) {
-    const DeviceTimes& t = times[d];
-    timings[d] = {t.rows, t.cost(overlapped), !failed[d]};
-    timings[d].new_plan = t.new_plan;
-    if (!overlapped && t.span > 0) {
-      // What the host waits for the band from then on, and the part of it that its rows do not
-      // scale: the busy time spread over its rows and halo rows gives the time per row.
-      timings[d].ms = t.lead - common_lead + t.span;
-      timings[d].fixed_ms = std::max(0.0, timings[d].ms - t.total() * t.rows / (t.rows + t.halo));
+    timings[d].ok = !failed[d];
+    if (timings[d].fixed_ms >= 0) {
       report.devices[d].fixed_ms += timings[d].fixed_ms;
       ++report.devices[d].fixed_bands;
     }

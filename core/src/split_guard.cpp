@@ -34,8 +34,10 @@ class Window {
     seen_ = 0;
     ms_.clear();
   }
-  void add(double ms) {
-    if (seen_++ < kSettle) return;
+  // `left_out`: a frame that must not judge the way (its bands' plans made for it), which settles
+  // it as well as any: the first frame after a change is mostly such a frame.
+  void add(double ms, bool left_out) {
+    if (seen_++ < kSettle || left_out) return;
     ms_.push_back(ms);
     if (ms_.size() > kWindow) ms_.erase(ms_.begin());
   }
@@ -108,7 +110,7 @@ class WallTimeGuard final : public SplitPolicy {
     total_ms_ += wall_ms;
     // A frame whose bands' plans were made for it is slower than its way's pace (an H200 took
     // 0.94 ms for a 1080p frame whose band had grown, 0.40 for the next ones).
-    if (!replanned_.left_out(timings)) window(ran).add(wall_ms);
+    window(ran).add(wall_ms, replanned_.left_out(timings));
     ++since_change_;
     step();
   }
