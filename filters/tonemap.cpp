@@ -143,6 +143,7 @@ Pixel apply_curve(Op op, const Pixel& px, const Args& p) {
       return curve_output(c, px.a);
     case Op::bt2390: {
       const float l = luminance(c);
+      if (l <= p[5]) return curve_output(c, px.a);  // below the knee: the identity
       const float e1 = nits_to_pq(l * static_cast<float>(kReferenceWhite)) / p[2];
       float e2 = e1;
       if (e1 > p[4]) {
@@ -289,6 +290,7 @@ class Tonemap final : public Filter {
         p[2] = static_cast<float>(source);
         p[3] = static_cast<float>(max_lum);
         p[4] = static_cast<float>(1.5 * max_lum - 0.5);
+        p[5] = pq_to_nits(std::fmin(p[4], 1.0f) * p[2]) / static_cast<float>(kReferenceWhite);
         break;
       }
       case Op::mobius: {
