@@ -15,7 +15,7 @@ namespace {
 constexpr std::size_t kWindow = 4;  // frames whose median judges a way of running
 constexpr std::size_t kSettle = 1;  // frames left out after a change (idle threads woken, caches)
 constexpr double kMargin = 0.03;    // the split is kept only when it beats one device by 3%
-constexpr double kAbandon = 2.0;    // a trial frame 2x the incumbent's median ends the trial
+constexpr double kAbandon = 2.0;    // a trial whose median is 2x the incumbent's ends there
 // The way not taken is tried again after 32 frames and 1 s of wall time, doubling while the
 // verdict stands: on the H100 + PoCL a trial of the split slows the GPU alone down for tens of
 // frames after it.
@@ -43,7 +43,6 @@ class Window {
   }
   bool full() const { return ms_.size() == kWindow; }
   bool empty() const { return ms_.empty(); }
-  double last() const { return ms_.back(); }
   double median() const {
     std::vector<double> v = ms_;
     std::sort(v.begin(), v.end());
@@ -176,8 +175,10 @@ class WallTimeGuard final : public SplitPolicy {
         if (other.empty()) {
           // Nothing to judge against: the way tried is measured as the incumbent now.
           if (current.full()) settle(way_);
-        } else if (!current.empty() && current.last() > kAbandon * other.median()) {
-          settle(opposite(way_));  // far slower: no need to see more of it
+        } else if (!current.empty() && current.median() > kAbandon * other.median()) {
+          // Far slower: no need to see more of it. (By the median of its frames so far, not its
+          // last: one slow frame of the host's had ended trials that were winning.)
+          settle(opposite(way_));
         } else if (current.full()) {
           settle(split_wins() ? Way::split : Way::alone);
         }
