@@ -509,8 +509,7 @@ class AdaptivePolicy final : public SplitPolicy {
         std::vector<std::size_t> others = members;
         others.erase(others.begin() + static_cast<std::ptrdiff_t>(j));
         const bool joins = share_[members[j]] == 0;
-        const Fill doubted =
-            water_fill(members, rows, members[j], joins ? kJoinDoubt : kKeepDoubt);
+        const Fill doubted = water_fill(members, rows, members[j], joins ? kJoinDoubt : kKeepDoubt);
         const double gain = water_fill(others, rows).time / doubted.time - 1;
         const double margin = gain - (joins ? kJoinGain : kLeaveGain);
         if (margin < worst_margin) worst = j, worst_margin = margin;
