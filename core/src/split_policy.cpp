@@ -179,6 +179,11 @@ constexpr std::size_t kWindow = 16;    // samples kept for the overhead regressi
 constexpr double kSpread = 1.1;        // their rows must differ by 10% for the overhead to show
 constexpr double kOverheadSigmas = 2;  // too large an overhead overshoots: take the fit less 2 SE
 constexpr double kDeadBand = 0.015;    // predicted gains below 1.5% leave the fractions as they are
+// Moving rows makes the bands' plans anew, which costs the frame (an H200, 1080p: 0.94 ms against
+// 0.40): rows move only where the predicted gain pays that back within 64 frames. (With 10% noise
+// on band times and 0.5 ms a move, rows had moved in one frame of five, for a mean frame
+// 1.06-1.23x one device alone: AdaptiveSimulation.MovingRowsPaysForItsNewPlans.)
+constexpr double kPayback = 64;
 constexpr double kLeaveGain = 0.01;    // a device saving less than 1% of the frame time leaves...
 constexpr double kJoinGain = 0.025;    // ...and comes back once it would save 2.5%
 // Fixed costs vary from frame to frame (launches, the host's threads): a device's gain counts
@@ -407,6 +412,7 @@ class AdaptivePolicy final : public SplitPolicy {
     // device's share shrank frame after frame until it left). A probe in such a frame, which
     // moved the others' rows, is run again at once (after_probe()), then on the same bands.
     const bool skipped = replanned_.left_out(timings);
+    if (skipped) learn_move_cost(timings, rows, frame_ms);
     for (std::size_t i = 0; i < devices_.size(); ++i) {
       if (!live_.alive(i)) continue;
       Device& d = devices_[i];
@@ -556,8 +562,9 @@ class AdaptivePolicy final : public SplitPolicy {
       same_devices = same_devices && (proposal[i] > 0) == (share_[i] > 0);
     }
     proposal = live_share(proposal, live_);
+    const double now = predicted_time(share_), then = predicted_time(proposal);
     if (!force && same_devices &&
-        predicted_time(share_) <= predicted_time(proposal) * (1 + kDeadBand)) {
+        (now <= then * (1 + kDeadBand) || (now - then) * kPayback < move_ms_)) {
       return;
     }
     for (std::size_t i : known) {
@@ -573,6 +580,21 @@ class AdaptivePolicy final : public SplitPolicy {
       }
     }
     share_ = std::move(proposal);
+  }
+
+  // A frame whose bands' plans were made for it: what it took over its prediction is what a move
+  // of rows costs. (Not while a device is new to the run or probed: their bands cost more.)
+  void learn_move_cost(std::span<const BandTiming> timings, double rows, double frame_ms) {
+    if (rows <= 0) return;
+    std::vector<double> ran(timings.size(), 0.0);
+    for (std::size_t i = 0; i < timings.size(); ++i) {
+      const Device& d = devices_[i];
+      if (timings[i].rows <= 0) continue;
+      if (!timings[i].ok || !d.warmed || !d.model.known() || d.probing()) return;
+      ran[i] = timings[i].rows / rows;
+    }
+    const double excess = std::max(0.0, frame_ms - predicted_time(ran));
+    move_ms_ = move_ms_ == 0 ? excess : (1 - kSmoothing) * move_ms_ + kSmoothing * excess;
   }
 
   void after_probe(Device& d, const BandTiming& t, std::optional<DeviceModel::Verdict> verdict) {
@@ -653,6 +675,7 @@ class AdaptivePolicy final : public SplitPolicy {
   double frames_ms_ = 0;       // the frames' times so far, at most the split's predicted time
   double probes_ms_ = 0;       // what probes added to them
   double probed_against_ms_ = 0;  // the frame's predicted time without the latest probe
+  double move_ms_ = 0;            // what a frame whose rows moved takes over its prediction
   detail::ReplannedFrames replanned_;
 };
 
