@@ -783,14 +783,22 @@ TEST(AdaptiveSimulation, DeviceStartingOutIsProbedAndJoins) {
   EXPECT_LE(from, 16u);
 }
 
+// Two equal GPUs of one context at 1080p (3000 rows a ms each), the second's band with `fixed`
+// ms of fixed costs (it waits for the first's enqueue), measured with each band as one frame at
+// a time measures it; `noise` on the band times.
+Simulation two_gpus(double fixed, double noise, std::uint32_t seed = 1) {
+  Simulation sim({{3000, 0.02}, {3000, fixed}}, 1080, noise, Simulation::Noise::uniform, seed);
+  sim.fixed_measured = true;
+  return sim;
+}
+
 // Two GPUs of one context, 10% noise on their band times, and a frame whose rows moved 0.5 ms
 // slower (its bands' plans made anew): the noise must not move the rows now and then, each move
 // costing more than a frame. (It had, in one frame of five: a mean frame 1.06-1.23x one device
 // alone, while the median was 0.55-0.74x.)
 TEST(AdaptiveSimulation, MovingRowsPaysForItsNewPlans) {
   for (double fixed : {0.02, 0.1, 0.15}) {
-    Simulation sim({{3000, 0.02}, {3000, fixed}}, 1080, 0.1);
-    sim.fixed_measured = true;
+    Simulation sim = two_gpus(fixed, 0.1);
     sim.plan_ms = 0.5;
     sim.warm_up = 50;
     auto policy = make_adaptive_policy(2);
@@ -812,8 +820,7 @@ TEST(AdaptiveSimulation, MovingRowsPaysForItsNewPlans) {
 // The same GPUs, the second 1.3x slower from frame 200 on: a gain that pays for the move within
 // its payback still moves the rows.
 TEST(AdaptiveSimulation, AGainThatPaysForItsNewPlansMovesTheRows) {
-  Simulation sim({{3000, 0.02}, {3000, 0.1}}, 1080, 0.02);
-  sim.fixed_measured = true;
+  Simulation sim = two_gpus(0.1, 0.02);
   sim.plan_ms = 0.5;
   auto policy = make_adaptive_policy(2);
   auto frames = sim.run(*policy, 200);
@@ -922,9 +929,8 @@ TEST(GuardedSimulation, HiddenCostsLeaveTheFastestDeviceAlone) {
 TEST(GuardedSimulation, NearTheBoundaryADeviceStaysInOrOut) {
   for (double fixed : {0.175, 0.18, 0.184, 0.19}) {
     for (std::uint32_t seed : {1u, 2u, 3u}) {
-      Simulation sim({{3000, 0.02}, {3000, fixed}}, 1080, 0.1, Simulation::Noise::uniform, seed);
+      Simulation sim = two_gpus(fixed, 0.1, seed);
       sim.wall_times = true;
-      sim.fixed_measured = true;
       sim.warm_up = 50;
       auto policy = make_adaptive_policy(2);
       const auto frames = sim.run(*policy, 3000);
@@ -1028,9 +1034,8 @@ TEST(GuardedSimulation, AGainfulSplitIsKept) {
 // which is kept (judged by them, device 0 alone was kept instead: 0-3 of 980 frames split).
 TEST(GuardedSimulation, FramesThatMadeTheirBandsPlansDoNotJudgeTheSplit) {
   for (std::uint32_t seed : {1u, 2u, 3u}) {
-    Simulation sim({{3000, 0.02}, {3000, 0.1}}, 1080, 0.1, Simulation::Noise::uniform, seed);
+    Simulation sim = two_gpus(0.1, 0.1, seed);
     sim.wall_times = true;
-    sim.fixed_measured = true;
     sim.plan_ms = 0.5;
     auto policy = make_adaptive_policy(2);
     const auto frames = sim.run(*policy, 1000);
@@ -1089,13 +1094,12 @@ TEST(GuardedSimulation, FramesOfChangingSizesStillTeach) {
 // Two equal GPUs of one context at 1080p, the second's band 0.15 ms of fixed costs (it waits
 // for the first's enqueue), which a remembered split left out: the split saves 30%, and its
 // probes bring it back within a few frames, its first band building programs and every frame
-// whose bands were made anew 0.5 ms slower. (With a larger doubt of its fixed cost to join than
-// to stay, it never came back in 1000 frames.)
+// whose bands were made anew 0.5 ms slower. (With its fixed cost taken three times to join, it
+// never came back in 1000 frames.)
 TEST(GuardedSimulation, ADeviceARememberedSplitLeftOutJoins) {
   for (std::uint32_t seed : {1u, 2u, 3u}) {
-    Simulation sim({{3000, 0.02}, {3000, 0.15}}, 1080, 0.1, Simulation::Noise::uniform, seed);
+    Simulation sim = two_gpus(0.15, 0.1, seed);
     sim.wall_times = true;
-    sim.fixed_measured = true;
     sim.plan_ms = 0.5;
     sim.warm_up = 50;
     ASSERT_LT(sim.optimal_time(), 0.75 * sim.alone_wall(0));

@@ -35,14 +35,15 @@ std::vector<BandTiming> band_timings(const std::vector<DeviceTimes>& times, bool
   for (std::size_t d = 0; d < times.size(); ++d) {
     const DeviceTimes& t = times[d];
     timings[d].rows = t.rows;
-    timings[d].ms = t.cost(overlapped);
     timings[d].new_plan = t.new_plan;
-    if (!overlapped && t.span > 0) {
-      // What the host waits for the band from then on, and the part of it that its rows do not
-      // scale: the busy time spread over its rows and halo rows gives the time per row.
-      timings[d].ms = t.lead - common_lead + t.span;
-      timings[d].fixed_ms = std::max(0.0, timings[d].ms - t.total() * t.rows / (t.rows + t.halo));
+    if (overlapped || t.span <= 0) {
+      timings[d].ms = t.cost(overlapped);
+      continue;
     }
+    // What the host waits for the band from then on, and the part of it that its rows do not
+    // scale: the busy time spread over its rows and halo rows gives the time per row.
+    timings[d].ms = t.lead - common_lead + t.span;
+    timings[d].fixed_ms = std::max(0.0, timings[d].ms - t.total() * t.rows / (t.rows + t.halo));
   }
   return timings;
 }
