@@ -22,8 +22,9 @@
 
 // The sRGB transfer functions (IEC 61966-2-1) on R, G, B: encoded <-> linear light, the
 // encoding rounded to 8 bits (tonemap's output is 8-bit; a stage after it sees the code / 255).
-// The powers are exp2(log2(x) * y), a few ulp, on the three channels as one vector (on CPUs the
-// encoding runs on four pixels at once: tandem_tonemap_encode4 below, the same arithmetic).
+// The powers are exp2(log2(x) * y), a few ulp (the encoding's log2 on GPUs the hardware's:
+// TANDEM_POWER_LOG2 below), on the three channels as one vector (on CPUs the encoding runs on
+// four pixels at once: tandem_tonemap_encode4 below, the same arithmetic).
 // Written with explicit mad() and no other a*b+c, so that the host
 // mirror (std::fma) follows them step by step. CPUs decode by looking up the 8-bit code
 // (tonemap decodes only 8-bit input, whose values are code / 255) in a table of the exact curve,
@@ -109,9 +110,23 @@ inline float3 tandem_srgb_to_linear3(float3 c) {
 }
 #endif
 
+// log2(x) for a power exp2(log2(x) * y) whose exponent y is at most 6.3 (the sRGB encoding's
+// 1 / 2.4, PQ's 0.159, 1 / 78.8 and 1 / 0.159): an absolute error of log2 moves such a power by
+// y times as much, relatively. On GPUs it is native_log2, the hardware's logarithm (as CUDA's
+// __log2f: 2 ulp, but on [0.5, 2] within 2^-22 absolute, where log2 is closer), where NVIDIA's
+// log2 is a polynomial of some 25 instructions: the powers move by 1.5e-6 more at most, and on
+// an H200 every tonemap kernel of 1080p rgba32f went from 0.019-0.030 ms to 0.015-0.024
+// (bench-results/2026-11-30-h200-s41-tonemap-log2.txt). PQ's power of 78.8 keeps log2: there
+// the hardware's would move the signal by 1e-5. CPUs keep log2 (PoCL vectorises it).
+#if TANDEM_GPU
+#define TANDEM_POWER_LOG2(x) native_log2(x)
+#else
+#define TANDEM_POWER_LOG2(x) log2(x)
+#endif
+
 inline float3 tandem_linear_to_srgb3(float3 c) {
-  const float3 e = select(mad(1.055f, exp2(log2(c) * (1.0f / 2.4f)), -0.055f), 12.92f * c,
-                          islessequal(c, 0.0031308f));
+  const float3 e = select(mad(1.055f, exp2(TANDEM_POWER_LOG2(c) * (1.0f / 2.4f)), -0.055f),
+                          12.92f * c, islessequal(c, 0.0031308f));
   return rint(e * 255.0f) * (1.0f / 255.0f);
 }
 
@@ -119,15 +134,15 @@ inline float3 tandem_linear_to_srgb3(float3 c) {
 // outside 0..1 are clamped to it.
 // (Made for each type the curves need: float3 for a pixel's channels, float for a luminance,
 // and on CPUs float4 for four pixels' luminances.)
-#define TANDEM_PQ_TO_NITS(name, T)                                                   \
-  inline T name(T e) {                                                               \
-    const T q = exp2(log2(clamp(e, 0.0f, 1.0f)) * (1.0f / 78.84375f));               \
-    const T ratio = fmax(q - 0.8359375f, 0.0f) / mad(-18.6875f, q, 18.8515625f);     \
-    return 10000.0f * exp2(log2(ratio) * (1.0f / 0.1593017578125f));                 \
+#define TANDEM_PQ_TO_NITS(name, T)                                                  \
+  inline T name(T e) {                                                              \
+    const T q = exp2(TANDEM_POWER_LOG2(clamp(e, 0.0f, 1.0f)) * (1.0f / 78.84375f)); \
+    const T ratio = fmax(q - 0.8359375f, 0.0f) / mad(-18.6875f, q, 18.8515625f);    \
+    return 10000.0f * exp2(TANDEM_POWER_LOG2(ratio) * (1.0f / 0.1593017578125f));   \
   }
-#define TANDEM_NITS_TO_PQ(name, T)                                                          \
-  inline T name(T nits) {                                                                   \
-    const T y = exp2(log2(fmax(nits, 0.0f) * 1e-4f) * 0.1593017578125f);                    \
+#define TANDEM_NITS_TO_PQ(name, T)                                                           \
+  inline T name(T nits) {                                                                    \
+    const T y = exp2(TANDEM_POWER_LOG2(fmax(nits, 0.0f) * 1e-4f) * 0.1593017578125f);        \
     return exp2(log2(mad(18.8515625f, y, 0.8359375f) / mad(18.6875f, y, 1.0f)) * 78.84375f); \
   }
 TANDEM_PQ_TO_NITS(tandem_pq_to_nits3, float3)
@@ -222,22 +237,24 @@ inline float4 tandem_tonemap_drago_of(float3 c, float alpha, float16 p) {
 // target's peak, here reference white, 203 nits); channels scaled by the luminance's ratio.
 inline float4 tandem_tonemap_bt2390_of(float3 c, float alpha, float16 p) {
   const float l = tandem_tonemap_luminance(c);
-  // Below the knee the curve is the identity: no trip through PQ and back. (Measured faster on
-  // CPUs only; on an H200 this kernel took 0.0388 ms against 0.0345 without the early return, in
-  // calls not alternated: bench-results/2026-11-29-h200-s40-suite-and-tonemap.txt.)
-  if (l <= p.s5) return tandem_tonemap_output(c, alpha);
-  const float e1 = tandem_nits_to_pq(l * 203.0f) / p.s2;
-  float e2 = e1;
-  if (e1 > p.s4) {
-    const float t = (e1 - p.s4) / (1.0f - p.s4);
-    const float t2 = t * t;
-    const float h00 = mad(t2, mad(2.0f, t, -3.0f), 1.0f);
-    const float h10 = t * mad(t, t - 2.0f, 1.0f);
-    const float h01 = t2 * mad(-2.0f, t, 3.0f);
-    e2 = mad(h00, p.s4, mad(h10, 1.0f - p.s4, h01 * p.s3));
+  // Below the knee the curve is the identity: no trip through PQ and back. One output call after
+  // the branch (c * 1.0f is c): with an early return of its own, the H200 took 0.0389 ms against
+  // 0.0341, alternated in one call (bench-results/2026-11-30-h200-s41-tonemap-log2.txt).
+  float ratio = 1.0f;
+  if (!(l <= p.s5)) {
+    const float e1 = tandem_nits_to_pq(l * 203.0f) / p.s2;
+    float e2 = e1;
+    if (e1 > p.s4) {
+      const float t = (e1 - p.s4) / (1.0f - p.s4);
+      const float t2 = t * t;
+      const float h00 = mad(t2, mad(2.0f, t, -3.0f), 1.0f);
+      const float h10 = t * mad(t, t - 2.0f, 1.0f);
+      const float h01 = t2 * mad(-2.0f, t, 3.0f);
+      e2 = mad(h00, p.s4, mad(h10, 1.0f - p.s4, h01 * p.s3));
+    }
+    const float ld = tandem_pq_to_nits(fmin(e2, 1.0f) * p.s2) * (1.0f / 203.0f);
+    ratio = l > 0.0f ? ld / l : 0.0f;
   }
-  const float ld = tandem_pq_to_nits(fmin(e2, 1.0f) * p.s2) * (1.0f / 203.0f);
-  const float ratio = l > 0.0f ? ld / l : 0.0f;
   return tandem_tonemap_output(c * ratio, alpha);
 }
 
