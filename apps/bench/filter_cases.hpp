@@ -1,6 +1,6 @@
 // tandem-bench's filter cases: each filter's graph on a synthetic 1080p frame, and with OpenCV
 // compiled in, OpenCV's equivalent on the same cores, run in the same process (run_filters() in
-// main.cpp times both).
+// filters_mode.cpp times both).
 #pragma once
 
 #include <functional>
