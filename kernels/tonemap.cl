@@ -113,9 +113,10 @@ inline float3 tandem_srgb_to_linear3(float3 c) {
 // log2(x) for a power exp2(log2(x) * y) whose exponent y is at most 6.3 (the sRGB encoding's
 // 1 / 2.4, PQ's 0.159, 1 / 78.8 and 1 / 0.159): an absolute error of log2 moves such a power by
 // y times as much, relatively. On GPUs it is native_log2, the hardware's logarithm (as CUDA's
-// __log2f: 2 ulp, but on [0.5, 2] within 2^-22 absolute, where log2 is closer), where NVIDIA's
-// log2 is a polynomial of some 25 instructions: the powers move by 1.5e-6 more at most, and on
-// an H200 every tonemap kernel of 1080p rgba32f went from 0.019-0.030 ms to 0.015-0.024
+// __log2f: within 2 ulp, as log2 is within a few, but on [0.5, 2] within 2^-22 absolute, where
+// log2 is closer: there a power moves by up to 1.5e-6 more), where NVIDIA's log2 is a polynomial
+// of some 25 instructions. On an H200, 1080p rgba32f, the encoding's took every tonemap kernel
+// from 0.019-0.030 ms to 0.015-0.024 and PQ's took bt2390 from 0.034 to 0.030
 // (bench-results/2026-11-30-h200-s41-tonemap-log2.txt). PQ's power of 78.8 keeps log2: there
 // the hardware's would move the signal by 1e-5. CPUs keep log2 (PoCL vectorises it).
 #if TANDEM_GPU

@@ -4,7 +4,8 @@
 //
 // Tolerances (8-bit outputs, which every tonemap and 8-bit blend produces):
 //  - tonemap vs its reference: 1 LSB. The kernel and the reference do the same float operations,
-//    but the device's pow/log/log1p/division may differ from the host's libm by a few ulp, which
+//    but the device's pow/log/log1p/division may differ from the host's libm by a few ulp (GPUs'
+//    log2 before a power of a small exponent by 2^-22 absolute: kernels/tonemap.cl), which
 //    moves a value lying within ~1e-5 of a rounding boundary to the other side. Such values must
 //    stay rare: at most 1 in 10000 (plus one, for tiny frames).
 //  - tonemap vs the direct formulas: the same 1 LSB and rarity: float against double rounding,

@@ -196,11 +196,7 @@ std::string device_label(const tandem::DeviceInfo& d) {
 Machine describe_machine(int argc, char** argv) {
   Machine m;
   m.date = now_string();
-  // Two appends rather than (i ? " " : "") + quoted, on which GCC 12 gives a false -Wrestrict.
-  for (int i = 0; i < argc; ++i) {
-    if (i) m.command += " ";
-    m.command += shell_quote(argv[i]);
-  }
+  for (int i = 0; i < argc; ++i) m.command += (i ? " " : "") + shell_quote(argv[i]);
   m.cpu = cpu_model();
   m.online_cpus = sysconf(_SC_NPROCESSORS_ONLN);
   cpu_set_t set;
