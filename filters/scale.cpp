@@ -312,6 +312,9 @@ struct Plan {
   int block_x = 0, block_y = 0;  // whole blocks for scale_blocks, 0 where not
   // scale_tiled's output rows a tile, and the most input rows they reach; 0: no scale_tiled.
   int tile_rows = 0, tile_input_rows = 0;
+  // scale_tiled's shortcuts (kernels/scale.cl): an exact 2x upscale across (TWICE_X), and two
+  // output rows a work-item where the rows upscale (PAIRS).
+  bool twice_x = false, pairs = false;
   // Every output row's taps within taps_y consecutive input rows from its first, the first and
   // the last never going back up: scale_rows16 walks down the rows with a ring of row sums.
   bool row_walks = false;
@@ -407,6 +410,16 @@ std::shared_ptr<Plan> make_plan(Method method, Size in, Size out, bool u8) {
       plan->tile_input_rows = input_rows;
       break;
     }
+  }
+
+  // Each where it measured faster (H200, 1080p to 3840x2160, kernel medians, two rounds
+  // alternated: bicubic 39.7 us with TWICE_X against 41.6 without, 40.4 with both; lanczos 61.6
+  // with TWICE_X, 62.6 with PAIRS, 58.7 with both, 67.5 with neither; bilinear 30.1 with
+  // neither, 31.0 with either; to 2880x1620 bicubic 30.8 against 32.5 with PAIRS;
+  // bench-results/2026-11-30-h200-s42-scale-shortcuts.txt).
+  if (u8 && plan->sum != Sum::weighted && plan->sum != Sum::blocks8) {
+    plan->twice_x = out.width == 2 * in.width && x.taps >= 4 && x.taps <= 8;
+    plan->pairs = out.height >= in.height && y.taps >= 8;
   }
 
   const int row_span = tile_rows(y, out.height, 1);
@@ -648,9 +661,11 @@ class Scale final : public Filter {
                               static_cast<long long>(rows) * plan->taps_y <
                           static_cast<long long>(rows) * plan->taps_x * plan->taps_y;
     if (row_sums && ctx.schedule() == Schedule::tiles && fits_tile(ctx.device(), *plan)) {
-      char tile[96];
-      std::snprintf(tile, sizeof tile, " -DTILE_W=%d -DTILE_H=%d -DTILE_ROWS=%d -DIN_ROWS=%d",
-                    kTileWidth, kTileHeight, plan->tile_rows, plan->tile_input_rows);
+      char tile[128];
+      std::snprintf(tile, sizeof tile,
+                    " -DTILE_W=%d -DTILE_H=%d -DTILE_ROWS=%d -DIN_ROWS=%d -DTWICE_X=%d -DPAIRS=%d",
+                    kTileWidth, kTileHeight, plan->tile_rows, plan->tile_input_rows,
+                    plan->twice_x ? 1 : 0, plan->pairs ? 1 : 0);
       cl::Kernel kernel = ctx.kernel(ctx.program(kSources, options + tile), "scale_tiled");
       // A device that cannot run the work-group with this kernel's registers takes two passes.
       if (kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(ctx.device().cl_device()) >=

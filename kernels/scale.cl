@@ -571,6 +571,63 @@ typedef row_t tile_t;
 #define ACCUMULATE_TILE(acc, h, w, j) ACCUMULATE(acc, h, w, j)
 #endif
 
+#if TWICE_X
+// TWICE_X: the output is exactly twice the input's width (8 bits, interpolation). Away from the
+// borders the four columns x .. x + 3 (x = 4 m) then read the TAPS_X + 2 input pixels from
+// base = 2 m - TAPS_X / 2 on, column p's taps from base + (p + 1) / 2: they are loaded as 8-byte
+// words from base - X_PARITY (even, so aligned) instead of 4 TAPS_X gathers, the same sums.
+#define X_PARITY ((TAPS_X / 2) & 1)
+#define X_WORDS ((TAPS_X + 3 + X_PARITY) / 2)
+#define TWICE_ROW_SUMS(h0, h1, h2, h3, row, base)                                        \
+  {                                                                                      \
+    const __global uint2* restrict words_ =                                              \
+        (const __global uint2*)(row) + ((base) - X_PARITY) / 2;                          \
+    int4 p_[2 * X_WORDS];                                                                \
+    _Pragma("unroll") for (int k_ = 0; k_ < X_WORDS; ++k_) {                             \
+      const uint2 w_ = words_[k_];                                                       \
+      p_[2 * k_] = convert_int4(as_uchar4(w_.x));                                        \
+      p_[2 * k_ + 1] = convert_int4(as_uchar4(w_.y));                                    \
+    }                                                                                    \
+    _Pragma("unroll") for (int i_ = 0; i_ < TAPS_X; ++i_) {                              \
+      const int4 w_ = weights_[i_];                                                      \
+      h0 = (i_ == 0 ? 0 : h0) + p_[X_PARITY + i_] * w_.s0;                               \
+      h1 = (i_ == 0 ? 0 : h1) + p_[X_PARITY + i_ + 1] * w_.s1;                           \
+      h2 = (i_ == 0 ? 0 : h2) + p_[X_PARITY + i_ + 1] * w_.s2;                           \
+      h3 = (i_ == 0 ? 0 : h3) + p_[X_PARITY + i_ + 2] * w_.s3;                           \
+    }                                                                                    \
+  }
+#endif
+
+#if PAIRS
+// PAIRS (upscales): a work-item computes two output rows at once where each one's taps are
+// consecutive rows and the second's start at the first's first (D = 0) or at the next row
+// (D = 1): the TAPS_Y + D rows' sums are read once for both, each row's terms in its own order.
+#if SUM == SUM_CUBIC8
+#define FOR_PAIR_TAPS(k, D) _Pragma("unroll") for (int k = TAPS_Y - 1 + (D); k >= 0; --k)
+#else
+#define FOR_PAIR_TAPS(k, D) _Pragma("unroll") for (int k = 0; k < TAPS_Y + (D); ++k)
+#endif
+#define PAIR_TAPS(D)                                                             \
+  FOR_PAIR_TAPS(k, D) {                                                          \
+    const tile_t s0 = sums[r + k][0][lx], s1 = sums[r + k][1][lx];               \
+    const tile_t s2 = sums[r + k][2][lx], s3 = sums[r + k][3][lx];               \
+    if (k < TAPS_Y) {                                                            \
+      const int w = ye[TAPS_Y + k];                                              \
+      ACCUMULATE_TILE(a0, s0, w, k);                                             \
+      ACCUMULATE_TILE(a1, s1, w, k);                                             \
+      ACCUMULATE_TILE(a2, s2, w, k);                                             \
+      ACCUMULATE_TILE(a3, s3, w, k);                                             \
+    }                                                                            \
+    if (k >= (D)) {                                                              \
+      const int w = yf[TAPS_Y + k - (D)];                                        \
+      ACCUMULATE_TILE(b0, s0, w, k - (D));                                       \
+      ACCUMULATE_TILE(b1, s1, w, k - (D));                                       \
+      ACCUMULATE_TILE(b2, s2, w, k - (D));                                       \
+      ACCUMULATE_TILE(b3, s3, w, k - (D));                                       \
+    }                                                                            \
+  }
+#endif
+
 // Output rows [y0, y1), TILE_ROWS rows and 4 TILE_W columns a work-group of TILE_W x TILE_H
 // work-items, a work-item four pixels of TILE_ROWS / TILE_H rows. The input rows the group's
 // rows reach are [lo, hi], the first row's lowest tap to the last row's highest (the host uses
@@ -614,10 +671,25 @@ __kernel __attribute__((reqd_work_group_size(TILE_W, TILE_H, 1))) void scale_til
 #define ROW_ENTRIES(y) const __global int* restrict ye = table + y_offset + (y) * (2 * TAPS_Y)
 #endif
   LOAD_COLUMNS(table, x_offset, padded_width, min(x, padded_width - 4));
+#if TWICE_X
+  // Whether the four columns' taps lie as an exact 2x upscale's do, inside the input.
+  const int base = indices_[0].s0;
+  bool twice = base >= X_PARITY;
+  for (int i = 0; i < TAPS_X; ++i) {
+    twice = twice && all(indices_[i] == base + i + (int4)(0, 1, 1, 2));
+  }
+#endif
   for (int r = ly; r <= hi - lo; r += TILE_H) {
     const __global pixel_t* restrict row = src + (size_t)(lo + r - src_first) * src_pitch;
     row_t h0, h1, h2, h3;
-    ROW_SUMS(h0, h1, h2, h3, row);
+#if TWICE_X
+    if (twice) {
+      TWICE_ROW_SUMS(h0, h1, h2, h3, row, base);
+    } else
+#endif
+    {
+      ROW_SUMS(h0, h1, h2, h3, row);
+    }
     sums[r][0][lx] = TO_TILE(h0);
     sums[r][1][lx] = TO_TILE(h1);
     sums[r][2][lx] = TO_TILE(h2);
@@ -625,20 +697,49 @@ __kernel __attribute__((reqd_work_group_size(TILE_W, TILE_H, 1))) void scale_til
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   if (x >= padded_width) return;
-  for (int y = ya + ly; y <= yb; y += TILE_H) {
-    ROW_ENTRIES(y);
-    acc_t acc0, acc1, acc2, acc3;
-    FOR_ROW_TAPS(j) {
-      const int r = ye[j] - lo;
-      const int w = ye[TAPS_Y + j];
-      ACCUMULATE_TILE(acc0, sums[r][0][lx], w, j);
-      ACCUMULATE_TILE(acc1, sums[r][1][lx], w, j);
-      ACCUMULATE_TILE(acc2, sums[r][2][lx], w, j);
-      ACCUMULATE_TILE(acc3, sums[r][3][lx], w, j);
-    }
-    __global pixel_t* restrict out = dst + (size_t)(y - dst_first) * dst_pitch;
-    STORE_SUMS(out, x, acc0, acc1, acc2, acc3);
+#define ONE_ROW(y)                                                    \
+  {                                                                   \
+    ROW_ENTRIES(y);                                                   \
+    acc_t acc0, acc1, acc2, acc3;                                     \
+    FOR_ROW_TAPS(j) {                                                 \
+      const int r = ye[j] - lo;                                       \
+      const int w = ye[TAPS_Y + j];                                   \
+      ACCUMULATE_TILE(acc0, sums[r][0][lx], w, j);                    \
+      ACCUMULATE_TILE(acc1, sums[r][1][lx], w, j);                    \
+      ACCUMULATE_TILE(acc2, sums[r][2][lx], w, j);                    \
+      ACCUMULATE_TILE(acc3, sums[r][3][lx], w, j);                    \
+    }                                                                 \
+    __global pixel_t* restrict out = dst + (size_t)((y) - dst_first) * dst_pitch; \
+    STORE_SUMS(out, x, acc0, acc1, acc2, acc3);                       \
   }
+#if PAIRS
+  for (int y = ya + 2 * ly; y <= yb; y += 2 * TILE_H) {
+    const __local int* ye = entries + (y - ya) * (2 * TAPS_Y);
+    const __local int* yf = ye + 2 * TAPS_Y;
+    // Both rows' taps consecutive, the second's from the first's first or the next row.
+    const int d = y < yb ? yf[0] - ye[0] : -1;
+    bool pair = d == 0 || d == 1;
+    for (int j = 1; j < TAPS_Y; ++j) pair = pair && ye[j] == ye[0] + j && yf[j] == yf[0] + j;
+    if (pair) {
+      const int r = ye[0] - lo;
+      acc_t a0, a1, a2, a3, b0, b1, b2, b3;
+      if (d) {
+        PAIR_TAPS(1);
+      } else {
+        PAIR_TAPS(0);
+      }
+      __global pixel_t* restrict out = dst + (size_t)(y - dst_first) * dst_pitch;
+      STORE_SUMS(out, x, a0, a1, a2, a3);
+      STORE_SUMS(out + dst_pitch, x, b0, b1, b2, b3);
+    } else {
+      ONE_ROW(y);
+      if (y < yb) ONE_ROW(y + 1);
+    }
+  }
+#else
+  for (int y = ya + ly; y <= yb; y += TILE_H) ONE_ROW(y);
+#endif
+#undef ONE_ROW
 }
 #undef ROW_ENTRIES
 #endif
