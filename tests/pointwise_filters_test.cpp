@@ -328,6 +328,22 @@ Frame expected_grey(const Frame& ramp, const std::function<double(double)>& ligh
   return out;
 }
 
+// The sRGB encoding that ends every curve (on CPUs a table look-up by the float's bits,
+// kernels/tonemap.cl) against the formula, over a million linear values from 0 to 1.
+TEST_P(PointwiseFiltersTest, SrgbEncodingMatchesTheFormula) {
+  constexpr int kSide = 1024;
+  Frame ramp(kSide, kSide, PixelFormat::rgba32f, 256);
+  for (int y = 0; y < kSide; ++y) {
+    for (int x = 0; x < kSide; ++x) {
+      float* p = ramp.row_as<float>(y) + 4 * x;
+      p[0] = p[1] = p[2] = static_cast<float>((y * kSide + x) / (kSide * kSide - 1.0));
+      p[3] = 1;
+    }
+  }
+  expect_close(run_graph("tonemap=op=linear", ramp, GetParam(), "single"),
+               expected_grey(ramp, [](double v) { return v; }));
+}
+
 // A PQ ramp through BT.2390's curve, from a stated peak and from the peak measured on a ramp that
 // reaches it; an HLG ramp through its inverse OETF and OOTF; Mobius; BT.2020 to BT.709.
 TEST_P(PointwiseFiltersTest, HdrSignalsMatchBt2100AndBt2390) {
