@@ -47,8 +47,9 @@
 // Contraction is off: the float passes round where the host reference and OpenCV do.
 //   PIXEL_RGBA8 1 or 0; COLUMNS_BY_TAP 1 or 0; CONSECUTIVE 1 or 0; TAPS_X, TAPS_Y; SUM;
 //   HALVES and INV_AREA for SUM_BLOCKS8; BLOCK_X and BLOCK_Y for scale_blocks; TILE_W, TILE_H,
-//   TILE_ROWS and IN_ROWS (the most input rows TILE_ROWS output rows reach) for scale_tiled;
-//   WALK and GROUPS16 for scale_rows16
+//   TILE_ROWS and IN_ROWS (the most input rows TILE_ROWS output rows reach) for scale_tiled, with
+//   TWICE_X and PAIRS (1 or 0, 8 bits only: its shortcuts, below it); WALK and GROUPS16 for
+//   scale_rows16
 
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -709,7 +710,8 @@ __kernel __attribute__((reqd_work_group_size(TILE_W, TILE_H, 1))) void scale_til
       ACCUMULATE_TILE(acc2, sums[r][2][lx], w, j);                    \
       ACCUMULATE_TILE(acc3, sums[r][3][lx], w, j);                    \
     }                                                                 \
-    __global pixel_t* restrict out = dst + (size_t)((y) - dst_first) * dst_pitch; \
+    __global pixel_t* restrict out =                                  \
+        dst + (size_t)((y) - dst_first) * dst_pitch;                  \
     STORE_SUMS(out, x, acc0, acc1, acc2, acc3);                       \
   }
 #if PAIRS
