@@ -329,7 +329,8 @@ Frame expected_grey(const Frame& ramp, const std::function<double(double)>& ligh
 }
 
 // The sRGB encoding that ends every curve (on CPUs a table look-up by the float's bits,
-// kernels/tonemap.cl) against the formula, over a million linear values from 0 to 1.
+// kernels/tonemap.cl) against the formula, over a million linear values from 0 to 1, with -0.0f
+// and -1 among them (black).
 TEST_P(PointwiseFiltersTest, SrgbEncodingMatchesTheFormula) {
   constexpr int kSide = 1024;
   Frame ramp(kSide, kSide, PixelFormat::rgba32f, 256);
@@ -339,6 +340,10 @@ TEST_P(PointwiseFiltersTest, SrgbEncodingMatchesTheFormula) {
       p[0] = p[1] = p[2] = static_cast<float>((y * kSide + x) / (kSide * kSide - 1.0));
       p[3] = 1;
     }
+  }
+  for (int c = 0; c < 3; ++c) {
+    ramp.row_as<float>(0)[c] = -0.0f;
+    ramp.row_as<float>(0)[4 + c] = -1.0f;
   }
   expect_close(run_graph("tonemap=op=linear", ramp, GetParam(), "single"),
                expected_grey(ramp, [](double v) { return v; }));
