@@ -412,13 +412,14 @@ std::shared_ptr<Plan> make_plan(Method method, Size in, Size out, bool u8) {
     }
   }
 
-  // Each where it measured faster (H200, 1080p to 3840x2160, kernel medians, two rounds
-  // alternated: bicubic 39.7 us with TWICE_X against 41.6 without, 40.4 with both; lanczos 61.6
-  // with TWICE_X, 62.6 with PAIRS, 58.7 with both, 67.5 with neither; bilinear 30.1 with
-  // neither, 31.0 with either; to 2880x1620 bicubic 30.8 against 32.5 with PAIRS;
-  // bench-results/2026-11-30-h200-s42-scale-shortcuts.txt).
+  // Each where it measured faster (H200, 1080p to 3840x2160, kernel medians of two rounds
+  // alternated: bicubic 39.7 us with TWICE_X against 41.6-41.7 without, 40.4 with both; lanczos
+  // 61.6-61.7 with TWICE_X, 62.6-62.7 with PAIRS, 58.7 with both, 67.6 with neither; bilinear
+  // 30.1-30.2 with neither, 30.9-31.5 with either or both; to 2880x1620 bicubic 30.8-30.9 against
+  // 32.5 with PAIRS; bench-results/2026-11-30-h200-s42-scale-shortcuts.txt). TWICE_X needs an
+  // even first tap (TAPS_X / 2 even: bicubic's 4, lanczos's 8).
   if (u8 && plan->sum != Sum::weighted && plan->sum != Sum::blocks8) {
-    plan->twice_x = out.width == 2 * in.width && x.taps >= 4 && x.taps <= 8;
+    plan->twice_x = out.width == 2 * in.width && (x.taps == 4 || x.taps == 8);
     plan->pairs = out.height >= in.height && y.taps >= 8;
   }
 

@@ -573,36 +573,39 @@ typedef row_t tile_t;
 #endif
 
 #if TWICE_X
-// TWICE_X: the output is exactly twice the input's width (8 bits, interpolation). Away from the
-// borders the four columns x .. x + 3 (x = 4 m) then read the TAPS_X + 2 input pixels from
-// base = 2 m - TAPS_X / 2 on, column p's taps from base + (p + 1) / 2: they are loaded as 8-byte
-// words from base - X_PARITY (even, so aligned) instead of 4 TAPS_X gathers, the same sums.
-#define X_PARITY ((TAPS_X / 2) & 1)
-#define X_WORDS ((TAPS_X + 3 + X_PARITY) / 2)
-#define TWICE_ROW_SUMS(h0, h1, h2, h3, row, base)                                        \
-  {                                                                                      \
-    const __global uint2* restrict words_ =                                              \
-        (const __global uint2*)(row) + ((base) - X_PARITY) / 2;                          \
-    int4 p_[2 * X_WORDS];                                                                \
-    _Pragma("unroll") for (int k_ = 0; k_ < X_WORDS; ++k_) {                             \
-      const uint2 w_ = words_[k_];                                                       \
-      p_[2 * k_] = convert_int4(as_uchar4(w_.x));                                        \
-      p_[2 * k_ + 1] = convert_int4(as_uchar4(w_.y));                                    \
-    }                                                                                    \
-    _Pragma("unroll") for (int i_ = 0; i_ < TAPS_X; ++i_) {                              \
-      const int4 w_ = weights_[i_];                                                      \
-      h0 = (i_ == 0 ? 0 : h0) + p_[X_PARITY + i_] * w_.s0;                               \
-      h1 = (i_ == 0 ? 0 : h1) + p_[X_PARITY + i_ + 1] * w_.s1;                           \
-      h2 = (i_ == 0 ? 0 : h2) + p_[X_PARITY + i_ + 1] * w_.s2;                           \
-      h3 = (i_ == 0 ? 0 : h3) + p_[X_PARITY + i_ + 2] * w_.s3;                           \
-    }                                                                                    \
+// TWICE_X: the output is exactly twice the input's width (8 bits, interpolation, TAPS_X / 2 even:
+// bicubic and lanczos). Away from the borders the four columns x .. x + 3 (x = 4 m) then read the
+// TAPS_X + 2 input pixels from base = 2 m - TAPS_X / 2 on (even, so 8-byte aligned), column p's
+// taps from base + (p + 1) / 2: they are loaded as 8-byte words instead of 4 TAPS_X gathers, the
+// same sums.
+#if (TAPS_X / 2) % 2 != 0
+#error "TWICE_X needs an even first tap: TAPS_X / 2 even"
+#endif
+#define X_WORDS ((TAPS_X + 2) / 2)
+#define TWICE_ROW_SUMS(h0, h1, h2, h3, row, base)                                          \
+  {                                                                                        \
+    const __global uint2* restrict words_ = (const __global uint2*)(row) + (base) / 2;     \
+    int4 p_[2 * X_WORDS];                                                                  \
+    _Pragma("unroll") for (int k_ = 0; k_ < X_WORDS; ++k_) {                               \
+      const uint2 w_ = words_[k_];                                                         \
+      p_[2 * k_] = convert_int4(as_uchar4(w_.x));                                          \
+      p_[2 * k_ + 1] = convert_int4(as_uchar4(w_.y));                                      \
+    }                                                                                      \
+    _Pragma("unroll") for (int i_ = 0; i_ < TAPS_X; ++i_) {                                \
+      const int4 w_ = weights_[i_];                                                        \
+      h0 = (i_ == 0 ? 0 : h0) + p_[i_] * w_.s0;                                            \
+      h1 = (i_ == 0 ? 0 : h1) + p_[i_ + 1] * w_.s1;                                        \
+      h2 = (i_ == 0 ? 0 : h2) + p_[i_ + 1] * w_.s2;                                        \
+      h3 = (i_ == 0 ? 0 : h3) + p_[i_ + 2] * w_.s3;                                        \
+    }                                                                                      \
   }
 #endif
 
 #if PAIRS
 // PAIRS (upscales): a work-item computes two output rows at once where each one's taps are
 // consecutive rows and the second's start at the first's first (D = 0) or at the next row
-// (D = 1): the TAPS_Y + D rows' sums are read once for both, each row's terms in its own order.
+// (D = 1): the TAPS_Y + D rows' sums are read once for both, each row's terms in its own order,
+// FOR_ROW_TAPS's (FOR_PAIR_TAPS follows it: a change to one is a change to both).
 #if SUM == SUM_CUBIC8
 #define FOR_PAIR_TAPS(k, D) _Pragma("unroll") for (int k = TAPS_Y - 1 + (D); k >= 0; --k)
 #else
@@ -675,7 +678,7 @@ __kernel __attribute__((reqd_work_group_size(TILE_W, TILE_H, 1))) void scale_til
 #if TWICE_X
   // Whether the four columns' taps lie as an exact 2x upscale's do, inside the input.
   const int base = indices_[0].s0;
-  bool twice = base >= X_PARITY;
+  bool twice = base % 2 == 0;
   for (int i = 0; i < TAPS_X; ++i) {
     twice = twice && all(indices_[i] == base + i + (int4)(0, 1, 1, 2));
   }
