@@ -51,10 +51,10 @@ def encode_entries():
     for bucket in range(first, last + 1):
         lo = max(bucket << 16, float_bits(KNEE) + 1)
         hi = min((bucket << 16) | 0xFFFF, float_bits(1.0))
-        code = encode_code(from_bits(lo))
-        assert encode_code(from_bits(hi)) - code <= 1, "a bucket spans two steps"
+        code, last_code = encode_code(from_bits(lo)), encode_code(from_bits(hi))
+        assert last_code - code <= 1, "a bucket spans two steps"
         step = 0x10000
-        if encode_code(from_bits(hi)) > code:
+        if last_code > code:
             a, b = lo, hi  # the first float of the next code lies in (a, b]
             while b - a > 1:
                 m = (a + b) // 2
