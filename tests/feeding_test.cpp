@@ -166,11 +166,12 @@ PipelineOptions with_split(std::string split) {
   return o;
 }
 
+// One thread sleeps between jobs, the other spins (a GPU's).
 TEST(DeviceFeeders, RunEachDevicesJobsInOrderOnAThreadOfItsOwn) {
   std::vector<std::vector<int>> ran(2);
   std::vector<std::set<std::thread::id>> threads(2);
   {
-    detail::DeviceFeeders feeders(2);
+    detail::DeviceFeeders feeders({false, true});
     for (int i = 0; i < 100; ++i) {
       for (std::size_t d = 0; d < 2; ++d) {
         feeders.post(d, [&, d, i] {

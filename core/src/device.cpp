@@ -5,6 +5,7 @@
 #include <numeric>
 #include <set>
 
+#include "quirks.hpp"
 #include "tandem/error.hpp"
 
 namespace tandem {
@@ -220,28 +221,34 @@ DeviceSet DeviceSet::open(std::string_view spec) {
       cl::Device& d = all[infos[i].platform_index].second[infos[i].device_index];
       d = beside_gpus(d, infos[i], gpus);
     }
-    // One context per platform, made from the explicit list of chosen devices of that platform.
-    std::vector<int> platforms;
-    for (auto i : chosen) {
-      if (std::find(platforms.begin(), platforms.end(), infos[i].platform_index) ==
-          platforms.end()) {
-        platforms.push_back(infos[i].platform_index);
-      }
+    // One context per platform, made from the explicit list of chosen devices of that platform,
+    // and one for each device that wants its own (quirks.hpp). A context's key: its platform,
+    // or -1 - the device's place in `chosen`.
+    std::vector<int> keys(chosen.size());
+    for (std::size_t k = 0; k < chosen.size(); ++k) {
+      const DeviceInfo& info = infos[chosen[k]];
+      keys[k] = detail::wants_own_context(info) ? -1 - static_cast<int>(k) : info.platform_index;
     }
+    std::vector<int> context_keys;
     std::vector<cl::Context> contexts;
-    for (int p : platforms) {
+    for (std::size_t k = 0; k < chosen.size(); ++k) {
+      if (std::find(context_keys.begin(), context_keys.end(), keys[k]) != context_keys.end()) {
+        continue;
+      }
+      const int p = infos[chosen[k]].platform_index;
       std::vector<cl::Device> devices;
-      for (auto i : chosen) {
-        if (infos[i].platform_index == p) devices.push_back(all[p].second[infos[i].device_index]);
+      for (std::size_t j = k; j < chosen.size(); ++j) {
+        if (keys[j] == keys[k]) devices.push_back(all[p].second[infos[chosen[j]].device_index]);
       }
       cl_context_properties props[] = {
           CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(all[p].first()), 0};
+      context_keys.push_back(keys[k]);
       contexts.emplace_back(devices, props);
     }
-    for (auto i : chosen) {
-      const auto& info = infos[i];
-      const int c = static_cast<int>(
-          std::find(platforms.begin(), platforms.end(), info.platform_index) - platforms.begin());
+    for (std::size_t k = 0; k < chosen.size(); ++k) {
+      const auto& info = infos[chosen[k]];
+      const int c = static_cast<int>(std::find(context_keys.begin(), context_keys.end(), keys[k]) -
+                                     context_keys.begin());
       set.devices_.emplace_back(info, all[info.platform_index].second[info.device_index],
                                 contexts[c]);
       set.devices_.back().context_index_ = c;

@@ -1,11 +1,23 @@
 // One host thread per device that enqueues its commands (device_feeders.hpp).
 #include "device_feeders.hpp"
 
+#include <chrono>
 #include <utility>
 
 namespace tandem::detail {
+namespace {
 
-DeviceFeeders::DeviceFeeders(std::size_t devices) : feeders_(devices) {}
+// How long a spinning thread stays awake for its next job: a frame's time and more on GPUs at
+// 1080p and 4K (0.1-1.3 ms). Two H200s, a context each, one 1080p frame at a time: the second
+// GPU's band started 0.043-0.059 ms after the frame's first enqueue with its thread asleep, and
+// 0.025-0.037 spinning, as the first GPU's (enqueued by the submitting thread) did
+// (bench-results/2026-11-30-h200x2-s43-contexts.txt).
+constexpr std::chrono::microseconds kSpin{2000};
+
+}  // namespace
+
+DeviceFeeders::DeviceFeeders(std::vector<bool> spins)
+    : spins_(std::move(spins)), feeders_(spins_.size()) {}
 
 DeviceFeeders::~DeviceFeeders() {
   for (auto& f : feeders_) {
@@ -19,10 +31,16 @@ void DeviceFeeders::post(std::size_t d, std::function<void()> job) {
   auto& f = feeders_.at(d);
   if (!f) {
     f = std::make_unique<Feeder>();
-    f->thread = std::thread([jobs = &f->jobs] {
+    f->thread = std::thread([jobs = &f->jobs, spin = spins_[d]] {
       for (;;) {
         std::function<void()> next;
-        jobs->pop(next);  // blocks until one comes
+        bool got = false;
+        if (spin) {
+          const auto until = std::chrono::steady_clock::now() + kSpin;
+          while (!(got = jobs->try_pop(next)) && std::chrono::steady_clock::now() < until) {
+          }
+        }
+        if (!got) jobs->pop(next);  // blocks until one comes
         if (!next) return;
         next();
       }

@@ -2,7 +2,9 @@
 // One host thread per device that enqueues its commands, so that no device waits for another's
 // driver calls: a frame's bands go to their devices at once, and a whole frame given to one
 // device does not hold up the thread that submits the next. Each device's jobs run in the
-// order they were posted; a device's thread starts with its first job.
+// order they were posted; a device's thread starts with its first job. A thread that spins waits
+// for its next job awake for kSpin after its last before it sleeps: a sleeping thread took a
+// wake-up to start a frame's band (see device_feeders.cpp).
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -15,7 +17,9 @@ namespace tandem::detail {
 
 class DeviceFeeders {
  public:
-  explicit DeviceFeeders(std::size_t devices);
+  /// A thread for each device, `spins[d]` whether device d's spins (GPUs': their host thread
+  /// is all they take of the CPU).
+  explicit DeviceFeeders(std::vector<bool> spins);
   /// Runs the jobs posted so far, then stops the threads.
   ~DeviceFeeders();
   DeviceFeeders(const DeviceFeeders&) = delete;
@@ -29,6 +33,7 @@ class DeviceFeeders {
     tbb::concurrent_bounded_queue<std::function<void()>> jobs;  // an empty one stops the thread
     std::thread thread;
   };
+  std::vector<bool> spins_;
   std::vector<std::unique_ptr<Feeder>> feeders_;
 };
 

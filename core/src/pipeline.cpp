@@ -64,6 +64,14 @@ double elapsed_ms(std::chrono::steady_clock::time_point since) {
       .count();
 }
 
+// Which devices' feeders wait for their next job awake (DeviceFeeders): GPUs', whose threads
+// only enqueue; a CPU device's would take a core from its own kernels.
+std::vector<bool> gpu_feeders_spin(const DeviceSet& devices) {
+  std::vector<bool> spins;
+  for (const Device& d : devices.devices()) spins.push_back(d.info().type == DeviceType::gpu);
+  return spins;
+}
+
 }  // namespace
 
 struct Pipeline::Impl {
@@ -140,7 +148,7 @@ struct Pipeline::Impl {
         options(std::move(o)),
         device_mutex(std::make_unique<std::mutex[]>(d.size())),
         context_mutex(std::make_unique<std::mutex[]>(d.size())),
-        feeders(d.size()) {
+        feeders(gpu_feeders_spin(d)) {
     if (options.split.starts_with("chunks:")) {
       const std::string n = options.split.substr(7);
       int rows = 0;

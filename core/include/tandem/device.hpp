@@ -100,7 +100,8 @@ class DeviceSet {
   std::size_t size() const { return devices_.size(); }
   Device& operator[](std::size_t i) { return devices_[i]; }
   const Device& operator[](std::size_t i) const { return devices_[i]; }
-  /// Number of distinct contexts (platforms) among the devices.
+  /// Number of distinct contexts among the devices: one per platform, and one for each device
+  /// whose driver serves it better alone (NVIDIA's GPUs, core/src/quirks.hpp).
   int context_count() const { return context_count_; }
   /// Least common multiple of 64 bytes and every device's base-address alignment: the row pitch
   /// granularity that makes every row start a valid sub-buffer origin on every device.
