@@ -10,6 +10,8 @@
 #include <random>
 #include <sstream>
 
+#include "quirks.hpp"
+
 namespace tandem::test {
 
 std::vector<std::string> device_ids() {
@@ -36,7 +38,10 @@ std::string same_platform_pair() {
   const std::vector<DeviceInfo> all = enumerate_devices();
   for (std::size_t i = 0; i < all.size(); ++i) {
     for (std::size_t j = i + 1; j < all.size(); ++j) {
-      if (all[i].platform_index == all[j].platform_index) return all[i].id + "," + all[j].id;
+      if (all[i].platform_index == all[j].platform_index && !detail::wants_own_context(all[i]) &&
+          !detail::wants_own_context(all[j])) {
+        return all[i].id + "," + all[j].id;
+      }
     }
   }
   return "";

@@ -27,8 +27,8 @@ std::size_t device_count(const std::string& spec = "all");
 /// of devices opened, never written for two.
 std::string split_first(double first, const std::string& spec = "all");
 
-/// A device spec ("0.0,0.1") naming two devices of one platform, which share one context; empty
-/// when no platform has two.
+/// A device spec ("0.0,0.1") naming two devices of one platform that share one context (NVIDIA's
+/// GPUs get one each, core/src/quirks.hpp); empty when no platform has two such.
 std::string same_platform_pair();
 
 /// A frame of uniformly random pixels (plane formats: codes of their depth); float frames hold

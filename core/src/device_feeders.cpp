@@ -8,10 +8,11 @@ namespace tandem::detail {
 namespace {
 
 // How long a spinning thread stays awake for its next job: a frame's time and more on GPUs at
-// 1080p and 4K (0.1-1.3 ms). Two H200s, a context each, one 1080p frame at a time: the second
-// GPU's band started 0.043-0.059 ms after the frame's first enqueue with its thread asleep, and
-// 0.025-0.037 spinning, as the first GPU's (enqueued by the submitting thread) did
-// (bench-results/2026-11-30-h200x2-s43-contexts.txt).
+// 1080p and 4K (0.1-1.3 ms). Two H200s, a context each, one 1080p frame at a time, in one
+// alternated A/B of three graphs: the second GPU's fixed cost a band (the report's fixed_ms, from
+// the frame's first enqueue to the band's end, what its rows do not scale) 0.031-0.059 ms with its
+// thread asleep and 0.025-0.037 spinning, where the first GPU's (enqueued by the submitting
+// thread) was 0.022-0.037 (bench-results/2026-11-30-h200x2-s43-contexts.txt).
 constexpr std::chrono::microseconds kSpin{2000};
 
 }  // namespace

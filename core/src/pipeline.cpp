@@ -64,11 +64,14 @@ double elapsed_ms(std::chrono::steady_clock::time_point since) {
       .count();
 }
 
-// Which devices' feeders wait for their next job awake (DeviceFeeders): GPUs', whose threads
-// only enqueue; a CPU device's would take a core from its own kernels.
+// Which devices' feeders wait for their next job awake (DeviceFeeders): discrete GPUs', whose
+// threads only enqueue (measured on H200s); a CPU device's would take a core from its own
+// kernels, and a GPU that shares the host's memory shares its chip too.
 std::vector<bool> gpu_feeders_spin(const DeviceSet& devices) {
   std::vector<bool> spins;
-  for (const Device& d : devices.devices()) spins.push_back(d.info().type == DeviceType::gpu);
+  for (const Device& d : devices.devices()) {
+    spins.push_back(d.info().type == DeviceType::gpu && !d.info().host_unified_memory);
+  }
   return spins;
 }
 

@@ -46,7 +46,8 @@ inline bool has_warp_shuffles(const DeviceInfo& d) {
 /// NVIDIA's OpenCL: devices of one context contend inside the driver when their threads
 /// enqueue at once (two H200s of one context streamed the 1080p light graph at 0.155-0.165 ms a
 /// frame so, against 0.131-0.138 enqueuing one after the other), and one after the other the
-/// second GPU of a frame's bands started a whole band's enqueue late (0.09-0.22 ms). With a
+/// second GPU of a frame's bands started a whole band's enqueue late (its fixed cost a band
+/// 0.08-0.22 ms, the first's 0.03). With a
 /// context each, both enqueue at once and neither waits: H200 pair, 2026-11-30, bands one 1080p
 /// frame at a time, heavy graph 1.43-1.55x one GPU against 1.38-1.47x, whole frames of the light
 /// graph from two threads 0.097-0.098 ms against 0.119-0.132

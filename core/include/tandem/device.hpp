@@ -1,6 +1,6 @@
 #pragma once
-// OpenCL devices: enumeration, selection by a spec string, and the per-platform contexts with one
-// in-order profiling queue per device.
+// OpenCL devices: enumeration, selection by a spec string, and the per-platform contexts (one each
+// for NVIDIA's GPUs) with one in-order profiling queue per device.
 #include <cstdint>
 #include <map>
 #include <utility>
@@ -53,10 +53,10 @@ std::vector<DeviceInfo> enumerate_devices();
 std::vector<std::size_t> select_devices(std::string_view spec,
                                         std::span<const DeviceInfo> available);
 
-/// One selected device: its context (shared with the other selected devices of its platform)
-/// and its own in-order queue with profiling enabled. A device with its own memory (a discrete
-/// GPU) has two more queues for copies, so that a frame's upload and another's download can
-/// overlap the kernels of a third.
+/// One selected device: its context (shared with the other selected devices of its platform,
+/// but for NVIDIA's GPUs, which get one each: core/src/quirks.hpp) and its own in-order queue with
+/// profiling enabled. A device with its own memory (a discrete GPU) has two more queues for copies,
+/// so that a frame's upload and another's download can overlap the kernels of a third.
 class Device {
  public:
   Device(DeviceInfo info, cl::Device device, cl::Context context);
@@ -89,7 +89,8 @@ class Device {
 
 class ProgramCache;
 
-/// The devices a run uses. Devices of one platform share one context.
+/// The devices a run uses. Devices of one platform share one context, but for NVIDIA's GPUs,
+/// which get one each.
 class DeviceSet {
  public:
   /// Opens the devices selected by `spec` (see select_devices).
