@@ -254,6 +254,15 @@ void print_header(const Machine& m, const std::vector<tandem::DeviceInfo>& all,
   std::printf("\n");
 }
 
+void print_decisions(const tandem::RunReport& report, std::size_t shown) {
+  const auto& decisions = report.decisions;
+  shown = std::min(shown, decisions.size());
+  for (std::size_t i = 0; i < shown; ++i) std::printf("  decision: %s\n", decisions[i].c_str());
+  if (decisions.size() > shown) {
+    std::printf("  decision: ... %zu more\n", decisions.size() - shown);
+  }
+}
+
 // ---- JSON ------------------------------------------------------------------------------------
 
 using namespace tandem::detail::json;  // Json, six_digits, lay_out: the run report's layout

@@ -88,6 +88,10 @@ Machine describe_machine(int argc, char** argv);
 void print_header(const Machine& m, const std::vector<tandem::DeviceInfo>& all,
                   const std::vector<std::size_t>& selected);
 
+// The first `shown` of the schedulers' decisions in `report` (warm-up included), then how many
+// more there were.
+void print_decisions(const tandem::RunReport& report, std::size_t shown);
+
 // ---- JSON ------------------------------------------------------------------------------------
 
 // The run report's layout (json_layout.hpp).

@@ -119,14 +119,7 @@ int run_coexec(const Options& o, const Machine& machine) {
   for (double v : report.split_trace[first_timed + slowest]) std::printf(" %.3f", v);
   std::printf("\n");
   for (const auto& f : report.fallbacks) std::printf("  fallback: %s\n", f.c_str());
-  // What the split's guard chose, warm-up included: the first few of its decisions.
-  const std::size_t decided = std::min<std::size_t>(report.decisions.size(), 8);
-  for (std::size_t i = 0; i < decided; ++i) {
-    std::printf("  decision: %s\n", report.decisions[i].c_str());
-  }
-  if (report.decisions.size() > decided) {
-    std::printf("  decision: ... %zu more\n", report.decisions.size() - decided);
-  }
+  print_decisions(report, 8);  // what the split's guard chose
 
   const std::size_t shown =
       o.trace ? report.split_trace.size() : std::min<std::size_t>(20, report.split_trace.size());

@@ -170,13 +170,7 @@ int run_stream(const Options& o, const Machine& machine) {
                   (now.download_ms - before.download_ms) / frames,
                   (now.share * run.report.frames - before.share * run.warmed.frames) / frames);
     }
-    // What the schedulers chose, warm-up included: the first few of their decisions.
-    const auto& decisions = run.report.decisions;
-    const std::size_t shown = std::min<std::size_t>(decisions.size(), 6);
-    for (std::size_t i = 0; i < shown; ++i) std::printf("  decision: %s\n", decisions[i].c_str());
-    if (decisions.size() > shown) {
-      std::printf("  decision: ... %zu more\n", decisions.size() - shown);
-    }
+    print_decisions(run.report, 6);  // what the schedulers chose
   }
   std::printf("\n");
   for (std::size_t k = 1; k < runs.size(); ++k) {

@@ -224,34 +224,33 @@ DeviceSet DeviceSet::open(std::string_view spec) {
     // One context per platform, made from the explicit list of chosen devices of that platform,
     // and one for each device that wants its own (quirks.hpp). A context's key: its platform,
     // or -1 - the device's place in `chosen`.
-    std::vector<int> keys(chosen.size());
+    std::vector<int> keys, platforms, context_of(chosen.size());
+    std::vector<std::vector<cl::Device>> members;
     for (std::size_t k = 0; k < chosen.size(); ++k) {
       const DeviceInfo& info = infos[chosen[k]];
-      keys[k] = detail::wants_own_context(info) ? -1 - static_cast<int>(k) : info.platform_index;
+      const int key =
+          detail::wants_own_context(info) ? -1 - static_cast<int>(k) : info.platform_index;
+      const auto at = std::find(keys.begin(), keys.end(), key);
+      context_of[k] = static_cast<int>(at - keys.begin());
+      if (at == keys.end()) {
+        keys.push_back(key);
+        platforms.push_back(info.platform_index);
+        members.emplace_back();
+      }
+      members[context_of[k]].push_back(all[info.platform_index].second[info.device_index]);
     }
-    std::vector<int> context_keys;
     std::vector<cl::Context> contexts;
-    for (std::size_t k = 0; k < chosen.size(); ++k) {
-      if (std::find(context_keys.begin(), context_keys.end(), keys[k]) != context_keys.end()) {
-        continue;
-      }
-      const int p = infos[chosen[k]].platform_index;
-      std::vector<cl::Device> devices;
-      for (std::size_t j = k; j < chosen.size(); ++j) {
-        if (keys[j] == keys[k]) devices.push_back(all[p].second[infos[chosen[j]].device_index]);
-      }
+    for (std::size_t c = 0; c < members.size(); ++c) {
       cl_context_properties props[] = {
-          CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(all[p].first()), 0};
-      context_keys.push_back(keys[k]);
-      contexts.emplace_back(devices, props);
+          CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(all[platforms[c]].first()),
+          0};
+      contexts.emplace_back(members[c], props);
     }
     for (std::size_t k = 0; k < chosen.size(); ++k) {
       const auto& info = infos[chosen[k]];
-      const int c = static_cast<int>(std::find(context_keys.begin(), context_keys.end(), keys[k]) -
-                                     context_keys.begin());
       set.devices_.emplace_back(info, all[info.platform_index].second[info.device_index],
-                                contexts[c]);
-      set.devices_.back().context_index_ = c;
+                                contexts[context_of[k]]);
+      set.devices_.back().context_index_ = context_of[k];
     }
     set.context_count_ = static_cast<int>(contexts.size());
   } catch (const cl::Error& e) {
