@@ -44,7 +44,9 @@ inline bool is_nvidia_gpu(const DeviceInfo& d) {
 /// NVIDIA's GPUs run work-items in warps of 32 consecutive ones, whose registers inline PTX
 /// can exchange (shfl.sync): NVIDIA's OpenCL has no sub-group functions (no cl_khr_subgroups)
 /// but compiles asm(). Kernels see it as TANDEM_WARP_SHUFFLES.
-inline bool has_warp_shuffles(const DeviceInfo& d) { return is_nvidia_gpu(d); }
+inline bool has_warp_shuffles(const DeviceInfo& d) {
+  return is_nvidia_gpu(d);
+}
 
 /// NVIDIA's OpenCL: devices of one context contend inside the driver when their threads
 /// enqueue at once (two H200s of one context streamed the 1080p light graph at 0.155-0.165 ms a
@@ -56,6 +58,8 @@ inline bool has_warp_shuffles(const DeviceInfo& d) { return is_nvidia_gpu(d); }
 /// graph from two threads 0.097-0.098 ms against 0.119-0.132
 /// (bench-results/2026-11-30-h200x2-s43-contexts.txt). Each such GPU gets a context of its own
 /// (DeviceSet::open()).
-inline bool wants_own_context(const DeviceInfo& d) { return is_nvidia_gpu(d); }
+inline bool wants_own_context(const DeviceInfo& d) {
+  return is_nvidia_gpu(d);
+}
 
 }  // namespace tandem::detail
